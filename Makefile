@@ -1,0 +1,60 @@
+# The two set-up commands are `make demo` and `make test`; both install what is missing.
+SHELL := /bin/bash
+BUILD ?= build
+BUILD_ASAN ?= build-asan
+JOBS ?= $(shell nproc)
+PY := .venv/bin/python
+MODELS ?= tests/models/out
+export PYTHONPATH := $(CURDIR)/python
+export GE_LIBRARY := $(CURDIR)/$(BUILD)/libge.so
+
+.PHONY: all setup build build-asan test test-c test-asan test-python conformance models demo bench fuzz install clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+$(BUILD)/Makefile: CMakeLists.txt
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release > /dev/null
+
+build: setup $(BUILD)/Makefile
+	@cmake --build $(BUILD) -j $(JOBS) 2>&1 | grep -v "^\[" || true
+	@cmake --build $(BUILD) -j $(JOBS) > /dev/null
+
+build-asan: setup
+	@[ -f $(BUILD_ASAN)/Makefile ] || cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGE_SANITIZE=ON > /dev/null
+	@cmake --build $(BUILD_ASAN) -j $(JOBS) > /dev/null
+
+models: setup
+	@scripts/gen_models.sh $(MODELS)
+
+test-c: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: build-asan
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+test-python: build models
+	GE_MODELS=$(CURDIR)/$(MODELS) GE_BIN=$(CURDIR)/$(BUILD)/ge $(PY) -m pytest -q tests/python
+
+conformance: build
+	$(PY) tests/conformance/run.py --table
+
+test: test-c test-asan test-python
+	$(PY) tests/conformance/run.py --ratchet tests/conformance/expected_failures.txt
+
+demo: build
+	@$(PY) scripts/demo.py --ge $(BUILD)/ge --out $(BUILD)/demo
+
+bench: build models
+	GE_MODELS=$(CURDIR)/$(MODELS) $(PY) bench/bench.py --models $(MODELS)
+
+fuzz: setup
+	@scripts/fuzz.sh build-fuzz
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) build-fuzz

@@ -1,0 +1,238 @@
+/* ge — a graph compiler and executor for deep-learning models.
+ *
+ * The one public C header.  Every function returns a ge_status (0 is success); on failure
+ * ge_last_error() returns a message, owned by the library and local to the calling thread,
+ * naming what went wrong (file, node, op, shape, option).  Out-parameters come last.
+ *
+ * Handles are opaque.  Tensors are dense and row-major.  Unless documented otherwise, the
+ * library never keeps a pointer that a caller passes in beyond the call.
+ */
+#ifndef GE_GE_H
+#define GE_GE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define GE_API __attribute__((visibility("default")))
+#else
+#define GE_API
+#endif
+
+#define GE_VERSION_MAJOR 0
+#define GE_VERSION_MINOR 1
+#define GE_VERSION_PATCH 0
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum ge_status {
+  GE_OK = 0,
+  GE_ERR_INVALID_ARGUMENT,
+  GE_ERR_NOT_FOUND,
+  GE_ERR_UNSUPPORTED,
+  GE_ERR_PARSE,
+  GE_ERR_SHAPE,
+  GE_ERR_OUT_OF_MEMORY,
+  GE_ERR_STATE,
+  GE_ERR_IO,
+  GE_ERR_CALLBACK,
+  GE_ERR_INTERNAL
+} ge_status;
+
+/* A static string naming the status ("GE_ERR_SHAPE"...). */
+GE_API const char *ge_status_str(ge_status s);
+/* What failed last on this thread, with context.  Never NULL; "" when nothing failed yet.
+   Valid until the next failing call on the same thread. */
+GE_API const char *ge_last_error(void);
+/* "0.1.0" */
+GE_API const char *ge_version(void);
+
+/* ---------------------------------------------------------------- dtypes */
+
+typedef enum ge_dtype {
+  GE_F32, GE_F16, GE_BF16, GE_F64,
+  GE_I8, GE_I16, GE_I32, GE_I64,
+  GE_U8, GE_U16, GE_U32, GE_U64,
+  GE_BOOL, GE_STRING,
+  GE_DTYPE_COUNT
+} ge_dtype;
+
+/* Bytes per element (GE_STRING: sizeof(char *)); 0 for an invalid dtype. */
+GE_API size_t ge_dtype_size(ge_dtype dt);
+/* "float32", "float16", "bfloat16", "float64", "int8", ..., "bool", "string". */
+GE_API const char *ge_dtype_name(ge_dtype dt);
+
+/* ---------------------------------------------------------------- options */
+
+typedef struct ge_option {
+  const char *key;
+  const char *value;
+} ge_option;
+
+/* ---------------------------------------------------------------- process */
+
+/* Must be called before a session is created.  Calling it again with the same options is
+   harmless; with different options it returns GE_ERR_STATE.  Options are those of the table
+   in docs/options.md (the same keys sessions take); they become the defaults of every session. */
+GE_API ge_status ge_initialize(const ge_option *opts, size_t n_opts);
+/* Drains pending work of live sessions; later calls on them return GE_ERR_STATE. */
+GE_API ge_status ge_finalize(void);
+
+/* ---------------------------------------------------------------- tensors */
+
+typedef struct ge_tensor ge_tensor;
+
+#define GE_MAX_RANK 16
+
+/* A new zero-filled tensor owning its memory (64-byte aligned).  GE_STRING tensors hold
+   `char *` elements, each NULL or a NUL-terminated string owned by the tensor (set them with
+   ge_tensor_set_string). */
+GE_API ge_status ge_tensor_create(ge_dtype dt, const int64_t *dims, size_t rank, ge_tensor **out);
+/* A tensor viewing `data` without copying.  `nbytes` must equal the element count times the
+   dtype size.  `release(data, ctx)`, if not NULL, is called once when the tensor is freed.
+   GE_STRING tensors cannot wrap memory. */
+GE_API ge_status ge_tensor_wrap(ge_dtype dt, const int64_t *dims, size_t rank, void *data,
+                                size_t nbytes, void (*release)(void *data, void *ctx), void *ctx,
+                                ge_tensor **out);
+GE_API void ge_tensor_free(ge_tensor *t);
+GE_API ge_dtype ge_tensor_dtype(const ge_tensor *t);
+GE_API size_t ge_tensor_rank(const ge_tensor *t);
+GE_API const int64_t *ge_tensor_dims(const ge_tensor *t);
+GE_API size_t ge_tensor_numel(const ge_tensor *t);
+GE_API size_t ge_tensor_nbytes(const ge_tensor *t);
+GE_API void *ge_tensor_data(const ge_tensor *t);
+/* Copies `s` into element i of a GE_STRING tensor. */
+GE_API ge_status ge_tensor_set_string(ge_tensor *t, size_t i, const char *s);
+/* A deep copy. */
+GE_API ge_status ge_tensor_clone(const ge_tensor *t, ge_tensor **out);
+
+/* ---------------------------------------------------------------- attributes */
+
+typedef struct ge_graph ge_graph;
+
+typedef enum ge_attr_kind {
+  GE_ATTR_KIND_UNDEFINED = 0,
+  GE_ATTR_KIND_FLOAT, GE_ATTR_KIND_INT, GE_ATTR_KIND_STRING, GE_ATTR_KIND_TENSOR,
+  GE_ATTR_KIND_GRAPH, GE_ATTR_KIND_FLOATS, GE_ATTR_KIND_INTS, GE_ATTR_KIND_STRINGS,
+  GE_ATTR_KIND_TENSORS, GE_ATTR_KIND_GRAPHS
+} ge_attr_kind;
+
+/* A tagged attribute value, named as in ONNX.  The library copies what it points to. */
+typedef struct ge_attr {
+  const char *name;
+  ge_attr_kind kind;
+  union {
+    float f;
+    int64_t i;
+    const char *s;
+    const ge_tensor *t;
+    const ge_graph *g;
+    struct { const float *data; size_t n; } floats;
+    struct { const int64_t *data; size_t n; } ints;
+    struct { const char *const *data; size_t n; } strings;
+    struct { const ge_tensor *const *data; size_t n; } tensors;
+    struct { const ge_graph *const *data; size_t n; } graphs;
+  } v;
+} ge_attr;
+
+#define GE_ATTR_FLOAT(n, x) ((ge_attr){.name = (n), .kind = GE_ATTR_KIND_FLOAT, .v.f = (x)})
+#define GE_ATTR_INT(n, x) ((ge_attr){.name = (n), .kind = GE_ATTR_KIND_INT, .v.i = (x)})
+#define GE_ATTR_STRING(n, x) ((ge_attr){.name = (n), .kind = GE_ATTR_KIND_STRING, .v.s = (x)})
+#define GE_ATTR_TENSOR(n, x) ((ge_attr){.name = (n), .kind = GE_ATTR_KIND_TENSOR, .v.t = (x)})
+#define GE_ATTR_GRAPH(n, x) ((ge_attr){.name = (n), .kind = GE_ATTR_KIND_GRAPH, .v.g = (x)})
+#define GE_ATTR_FLOATS(n, p, c) \
+  ((ge_attr){.name = (n), .kind = GE_ATTR_KIND_FLOATS, .v.floats = {(p), (c)}})
+#define GE_ATTR_INTS(n, p, c) \
+  ((ge_attr){.name = (n), .kind = GE_ATTR_KIND_INTS, .v.ints = {(p), (c)}})
+#define GE_ATTR_STRINGS(n, p, c) \
+  ((ge_attr){.name = (n), .kind = GE_ATTR_KIND_STRINGS, .v.strings = {(p), (c)}})
+
+/* ---------------------------------------------------------------- graphs */
+
+/* Loads a model recognised by content, not by name: ONNX (ModelProto), TensorFlow GraphDef,
+   or a .gem offline model.  Options: "ge.onnx.externalDataDir" (where external tensor data
+   lives; default: the model's folder).  Errors name the file and what is wrong. */
+GE_API ge_status ge_graph_load(const char *path, const ge_option *opts, size_t n_opts,
+                               ge_graph **out);
+/* The same from memory; `base_dir` resolves external data (may be NULL). */
+GE_API ge_status ge_graph_load_buffer(const void *data, size_t size, const char *base_dir,
+                                      ge_graph **out);
+GE_API ge_status ge_graph_create(const char *name, ge_graph **out);
+/* dims[i] == -1: a dynamic dimension. */
+GE_API ge_status ge_graph_add_input(ge_graph *g, const char *name, ge_dtype dt,
+                                    const int64_t *dims, size_t rank);
+/* The value is copied. */
+GE_API ge_status ge_graph_add_constant(ge_graph *g, const char *name, const ge_tensor *value);
+/* op_type may carry a domain as "domain::Op" (e.g. "ai.ge::Summary"); plain names are
+   ai.onnx.  An empty input name ("") is an omitted optional input. */
+GE_API ge_status ge_graph_add_node(ge_graph *g, const char *op_type, const char *name,
+                                   const char *const *inputs, size_t n_in,
+                                   const char *const *outputs, size_t n_out,
+                                   const ge_attr *attrs, size_t n_attrs);
+GE_API ge_status ge_graph_add_output(ge_graph *g, const char *value_name);
+/* Declares the opset a graph built with the builder targets (default: the newest known). */
+GE_API ge_status ge_graph_set_opset(ge_graph *g, const char *domain, int64_t version);
+/* Writes ONNX. */
+GE_API ge_status ge_graph_save(const ge_graph *g, const char *path);
+GE_API void ge_graph_free(ge_graph *g);
+
+/* Introspection (also used by the Python package). */
+GE_API size_t ge_graph_num_inputs(const ge_graph *g);
+GE_API size_t ge_graph_num_outputs(const ge_graph *g);
+GE_API size_t ge_graph_num_nodes(const ge_graph *g);
+/* Name, dtype and dims of input/output i; dims of -1 are dynamic.  *dims points into the
+   graph and is valid until it changes.  Returns GE_ERR_NOT_FOUND for a bad index. */
+GE_API ge_status ge_graph_input_info(const ge_graph *g, size_t i, const char **name,
+                                     ge_dtype *dt, const int64_t **dims, size_t *rank);
+GE_API ge_status ge_graph_output_info(const ge_graph *g, size_t i, const char **name,
+                                      ge_dtype *dt, const int64_t **dims, size_t *rank);
+/* Symbolic name of input/output dimension d, or NULL when it has none. */
+GE_API const char *ge_graph_input_dim_name(const ge_graph *g, size_t i, size_t d);
+
+/* ---------------------------------------------------------------- sessions */
+
+typedef struct ge_session ge_session;
+typedef struct ge_tensor_map ge_tensor_map; /* name -> tensor; used by callbacks and variables */
+
+GE_API ge_status ge_session_create(const ge_option *opts, size_t n_opts, ge_session **out);
+/* Drains pending async work first. */
+GE_API void ge_session_free(ge_session *s);
+/* The session keeps its own copy of g; the caller may free g afterwards. */
+GE_API ge_status ge_session_add_graph(ge_session *s, uint32_t graph_id, const ge_graph *g);
+GE_API ge_status ge_session_remove_graph(ge_session *s, uint32_t graph_id);
+/* Checks and compiles now rather than at the first run: every op, dtype and shape problem is
+   reported here, naming the node. */
+GE_API ge_status ge_session_build_graph(ge_session *s, uint32_t graph_id);
+/* inputs in the order of the graph's inputs; outputs[i] receive new tensors the caller frees
+   (n_out must equal the number of graph outputs).  Thread-safe. */
+GE_API ge_status ge_session_run_graph(ge_session *s, uint32_t graph_id,
+                                      ge_tensor *const *inputs, size_t n_in,
+                                      ge_tensor **outputs, size_t n_out);
+/* `done` is called once, on a library thread, with the status and the outputs (which `done`
+   owns and must free).  The input tensors must stay alive until `done` is called. */
+typedef void (*ge_run_done_fn)(ge_status st, ge_tensor **outputs, size_t n_out, void *user);
+GE_API ge_status ge_session_run_graph_async(ge_session *s, uint32_t graph_id,
+                                            ge_tensor *const *inputs, size_t n_in,
+                                            ge_run_done_fn done, void *user);
+/* Number of outputs of a graph added to the session. */
+GE_API ge_status ge_session_graph_num_outputs(ge_session *s, uint32_t graph_id, size_t *n);
+
+/* ---------------------------------------------------------------- tensor maps */
+
+GE_API ge_status ge_tensor_map_create(ge_tensor_map **out);
+/* Takes ownership of `value`; replaces an existing key. */
+GE_API ge_status ge_tensor_map_put(ge_tensor_map *m, const char *key, ge_tensor *value);
+GE_API void ge_tensor_map_free(ge_tensor_map *m);
+GE_API size_t ge_tensor_map_size(const ge_tensor_map *m);
+GE_API const char *ge_tensor_map_key(const ge_tensor_map *m, size_t i);
+GE_API const ge_tensor *ge_tensor_map_value(const ge_tensor_map *m, size_t i);
+GE_API const ge_tensor *ge_tensor_map_find(const ge_tensor_map *m, const char *key);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GE_GE_H */

@@ -1,0 +1,68 @@
+/* The kernel interface shared by every backend.
+ *
+ * prepare runs once, at compile time: it checks attributes and dtypes, precomputes what it
+ * can and sizes its scratch.  run runs per step and only computes: it reads shapes from the
+ * input tensors it is handed and writes into outputs the executor allocated (from the
+ * inferred output shapes).  A kernel whose output shape depends on the input *data* in a way
+ * inference cannot know (NonZero, Unique, ...) sets `dynamic_output`: the executor then
+ * hands it outputs with data == NULL and the kernel calls ge_kctx_alloc_output. */
+#ifndef GE_BACKEND_KERNEL_H
+#define GE_BACKEND_KERNEL_H
+
+#include "ir/ir.h"
+#include "ops/op.h"
+
+typedef struct ge_prepare_ctx {
+  const ge_graph *graph;
+  const ge_node *node;
+  int64_t opset;
+  size_t n_in, n_out;
+  const ge_infer_input *in;  /* types (shapes concrete when the plan is static) and constants */
+  const ge_type *out;        /* inferred output types */
+  int intra_threads;         /* ge.intraOpThreads */
+} ge_prepare_ctx;
+
+typedef struct ge_kctx ge_kctx;
+
+typedef struct ge_kernel {
+  /* May be NULL (no state).  *state may stay NULL. */
+  ge_status (*prepare)(const ge_prepare_ctx *p, void **state);
+  ge_status (*run)(const void *state, ge_kctx *ctx);
+  void (*release)(void *state);
+  bool dynamic_output;
+} ge_kernel;
+
+/* What a kernel sees at run time. */
+struct ge_kctx {
+  const ge_node *node;       /* for error messages */
+  size_t n_in, n_out;
+  ge_tensor *const *in;      /* NULL entry: omitted optional input */
+  ge_tensor **out;           /* NULL entry: omitted optional output (do not write) */
+  int threads;
+  void *exec;                /* executor private (subgraph runs, allocation) */
+};
+
+/* Allocate output i with the given dtype and shape (dynamic_output kernels). */
+ge_status ge_kctx_alloc_output(ge_kctx *c, size_t i, ge_dtype dt, const int64_t *dims,
+                               int32_t rank);
+/* Run-time error naming the node. */
+ge_status ge_kctx_fail(const ge_kctx *c, ge_status st, const char *fmt, ...) GE_PRINTF(3, 4);
+ge_status ge_prepare_fail(const ge_prepare_ctx *p, ge_status st, const char *fmt, ...)
+    GE_PRINTF(3, 4);
+/* GE_ERR_UNSUPPORTED naming the node, op, input and dtype, if input i's dtype is not in the
+   list (ended by GE_DTYPE_COUNT). */
+ge_status ge_prepare_check_dtype(const ge_prepare_ctx *p, size_t i, const ge_dtype *allowed);
+
+/* Registration: one table per family, `const ge_kernel_def ge_ref_kernels_<family>[]`,
+   ended by an entry whose name is NULL. */
+typedef struct ge_kernel_def {
+  const char *domain;        /* "" = ai.onnx */
+  const char *name;
+  int since, until;          /* opset range (until 0 = open) */
+  ge_kernel kernel;
+} ge_kernel_def;
+
+/* Find the CPU kernel for (domain, op, opset); NULL if none. */
+const ge_kernel *ge_cpu_find_kernel(const char *domain, const char *name, int64_t opset);
+
+#endif

@@ -1,0 +1,252 @@
+/* The intermediate representation: tensors, shapes, attributes, values, nodes, graphs.
+ * Nothing here knows about a backend or a file format. */
+#ifndef GE_IR_IR_H
+#define GE_IR_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ge/ge.h"
+#include "ir/error.h"
+
+/* ------------------------------------------------------------------ dtypes */
+
+/* Maps an ONNX TensorProto.DataType code to ge_dtype; false when ge has no such dtype. */
+bool ge_dtype_from_onnx(int32_t onnx_type, ge_dtype *out);
+int32_t ge_dtype_to_onnx(ge_dtype dt);
+bool ge_dtype_is_float(ge_dtype dt);   /* f16 bf16 f32 f64 */
+bool ge_dtype_is_int(ge_dtype dt);     /* signed and unsigned ints (not bool) */
+bool ge_dtype_is_signed(ge_dtype dt);
+
+/* half-precision conversions (round to nearest even) */
+float ge_f16_to_f32(uint16_t h);
+uint16_t ge_f32_to_f16(float f);
+float ge_bf16_to_f32(uint16_t h);
+uint16_t ge_f32_to_bf16(float f);
+
+/* ------------------------------------------------------------------ shapes */
+
+/* A dimension is >= 0 when known.  GE_DIM_UNKNOWN is an anonymous unknown; a value <= -2
+   is the symbol with id -(d + 2) in the graph's symbol table (same id = same size). */
+#define GE_DIM_UNKNOWN (-1)
+#define GE_DIM_SYM(id) (-(int64_t)(id)-2)
+#define GE_DIM_SYM_ID(d) ((size_t)(-(d)-2))
+#define GE_RANK_UNKNOWN (-1)
+
+typedef struct ge_shape {
+  int32_t rank; /* GE_RANK_UNKNOWN or 0..GE_MAX_RANK */
+  int64_t dims[GE_MAX_RANK];
+} ge_shape;
+
+bool ge_shape_is_static(const ge_shape *s);      /* rank known and every dim >= 0 */
+bool ge_shape_equal(const ge_shape *a, const ge_shape *b);
+/* Element count of a static shape; false on overflow or a dynamic shape. */
+bool ge_shape_numel(const ge_shape *s, size_t *out);
+/* "[1,3,224,224]" / "[N,?,768]" / "[*]" into buf; returns buf. syms may be NULL. */
+const char *ge_shape_str(const ge_shape *s, const ge_graph *g, char *buf, size_t cap);
+/* numpy broadcasting of two shapes (symbolic dims allowed). GE_ERR_SHAPE if incompatible. */
+ge_status ge_shape_broadcast(const ge_shape *a, const ge_shape *b, ge_shape *out);
+/* Checked size arithmetic. */
+bool ge_mul_overflow_size(size_t a, size_t b, size_t *out);
+
+/* ------------------------------------------------------------------ tensors */
+
+/* The public ge_tensor.  Kernels see these as plain structs: dims/rank/data. */
+struct ge_tensor {
+  ge_dtype dtype;
+  int32_t rank;
+  int64_t dims[GE_MAX_RANK];
+  size_t numel;
+  size_t nbytes;  /* numel * dtype size */
+  void *data;     /* for GE_STRING: char *[numel], each owned */
+  void (*release)(void *data, void *ctx); /* NULL: memory not owned */
+  void *release_ctx;
+  bool owns;      /* data allocated by ge (freed with ge_aligned_free) */
+};
+
+/* Allocate with 64-byte alignment; NULL on failure. size 0 returns a valid pointer. */
+void *ge_aligned_alloc(size_t size);
+void ge_aligned_free(void *p);
+
+/* A tensor struct on the stack/in an array: init fields and allocate owned zeroed storage. */
+ge_status ge_tensor_init_alloc(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t rank);
+/* Release the storage of a tensor struct that was not malloc'd itself (does not free t). */
+void ge_tensor_release_storage(ge_tensor *t);
+/* Non-owning view: same dtype/shape/data, release NULL, owns false. */
+void ge_tensor_view(ge_tensor *dst, const ge_tensor *src);
+/* Create from a ge_shape (must be static). */
+ge_status ge_tensor_create_shape(ge_dtype dt, const ge_shape *s, ge_tensor **out);
+void ge_tensor_shape(const ge_tensor *t, ge_shape *out);
+/* A scalar read of element i as double / int64 (any numeric dtype, bool). */
+double ge_tensor_get_f64(const ge_tensor *t, size_t i);
+int64_t ge_tensor_get_i64(const ge_tensor *t, size_t i);
+
+/* ------------------------------------------------------------------ attributes */
+
+/* An owned attribute (copied from ge_attr or parsed from a file). */
+typedef struct ge_attr_value {
+  char *name;
+  ge_attr_kind kind;
+  float f;
+  int64_t i;
+  char *s;            /* STRING: NUL-terminated (bytes with embedded NUL are cut) */
+  size_t s_len;
+  ge_tensor *t;       /* TENSOR */
+  ge_graph *g;        /* GRAPH: a subgraph whose parent is the node's graph */
+  size_t n;           /* element count of the list kinds */
+  float *floats;
+  int64_t *ints;
+  char **strings;
+  ge_tensor **tensors;
+  ge_graph **graphs;
+  char *ref_attr_name; /* inside function bodies: refers to the caller's attribute */
+  char *doc;
+} ge_attr_value;
+
+void ge_attr_value_clear(ge_attr_value *a);
+ge_status ge_attr_value_copy(ge_attr_value *dst, const ge_attr_value *src, ge_graph *parent);
+ge_status ge_attr_value_from_public(ge_attr_value *dst, const ge_attr *src, ge_graph *parent);
+const char *ge_attr_kind_name(ge_attr_kind k);
+
+/* ------------------------------------------------------------------ values and nodes */
+
+typedef enum ge_value_kind {
+  GE_VALUE_INTERMEDIATE = 0, /* produced by a node */
+  GE_VALUE_INPUT,            /* a graph input */
+  GE_VALUE_CONSTANT,         /* an initializer (may also be an input: a default) */
+  GE_VALUE_OUTER,            /* a subgraph's reference to a value of an enclosing graph */
+} ge_value_kind;
+
+typedef enum ge_type_kind {
+  GE_TYPE_TENSOR = 0,
+  GE_TYPE_SEQUENCE,  /* a sequence of tensors of elem dtype */
+  GE_TYPE_OPTIONAL,  /* an optional of a tensor (or of a sequence when elem_is_seq) */
+  GE_TYPE_UNKNOWN,
+} ge_type_kind;
+
+typedef struct ge_type {
+  ge_type_kind kind;
+  ge_dtype dtype;    /* GE_DTYPE_COUNT when not yet known */
+  ge_shape shape;    /* tensor (or sequence element) shape */
+  bool elem_is_seq;  /* OPTIONAL only */
+} ge_type;
+
+typedef struct ge_value {
+  char *name;
+  ge_value_kind kind;
+  ge_type type;
+  ge_tensor *constant;   /* CONSTANT: owned initializer */
+  int32_t producer;      /* node index, -1 if none */
+  int32_t producer_slot; /* output slot in the producer */
+  char *doc;
+} ge_value;
+
+typedef struct ge_node {
+  char *name;
+  char *op_type;
+  char *domain;          /* "" for ai.onnx */
+  int64_t opset;         /* the graph's opset for domain (resolved at import) */
+  int32_t *inputs;       /* value ids; -1 for an omitted optional input */
+  size_t n_inputs;
+  int32_t *outputs;      /* value ids; -1 for an omitted optional output */
+  size_t n_outputs;
+  ge_attr_value *attrs;
+  size_t n_attrs;
+  char *doc;
+} ge_node;
+
+typedef struct ge_opset {
+  char *domain;
+  int64_t version;
+} ge_opset;
+
+typedef struct ge_function ge_function;
+
+/* ------------------------------------------------------------------ graphs */
+
+struct ge_graph {
+  char *name;
+  ge_value *values;
+  size_t n_values, cap_values;
+  ge_node *nodes;          /* in insertion order (a topological order after ge_graph_toposort) */
+  size_t n_nodes, cap_nodes;
+  int32_t *inputs;         /* value ids */
+  size_t n_inputs;
+  int32_t *outputs;        /* value ids */
+  size_t n_outputs;
+  ge_opset *opsets;
+  size_t n_opsets;
+  char **syms;             /* symbolic dimension names; id = index */
+  size_t n_syms;
+  ge_graph *parent;        /* enclosing graph of a subgraph; NULL at top level */
+  ge_function *functions;  /* model-local functions (top level only) */
+  size_t n_functions;
+  /* model metadata kept for a faithful round trip */
+  int64_t ir_version;
+  char *producer_name, *producer_version, *model_domain, *doc;
+  int64_t model_version;
+  char **meta_keys, **meta_values;
+  size_t n_meta;
+  /* value name -> id hash index */
+  int32_t *index;
+  size_t index_cap;
+};
+
+/* A model-local function (FunctionProto). */
+struct ge_function {
+  char *name, *domain, *overload;
+  char **inputs, **outputs, **attr_names;
+  size_t n_inputs, n_outputs, n_attr_names;
+  ge_attr_value *attr_defaults; /* attribute_proto */
+  size_t n_attr_defaults;
+  ge_graph *body;              /* nodes only; inputs/outputs are the names above */
+  ge_opset *opsets;
+  size_t n_opsets;
+};
+
+ge_graph *ge_graph_new(const char *name, ge_graph *parent);
+/* Deep copy; parent pointer of the copy is `parent`. */
+ge_status ge_graph_clone(const ge_graph *g, ge_graph *parent, ge_graph **out);
+
+/* Value lookup in this graph only: id or -1. */
+int32_t ge_graph_find_value(const ge_graph *g, const char *name);
+/* Get or create a value by name (kind INTERMEDIATE, type unknown). */
+ge_status ge_graph_value(ge_graph *g, const char *name, int32_t *id);
+/* Resolve a name as a node input: this graph, else an enclosing graph (creating an OUTER
+   value here).  GE_ERR_NOT_FOUND if no graph defines it (used by validation). */
+ge_status ge_graph_resolve_input(ge_graph *g, const char *name, int32_t *id);
+/* Append a node; inputs/outputs by name ("" = omitted).  Does not validate the op. */
+ge_status ge_graph_append_node(ge_graph *g, const char *op_type, const char *domain,
+                               const char *name, const char *const *inputs, size_t n_in,
+                               const char *const *outputs, size_t n_out, int32_t *node_id);
+/* Opset version the graph imports for a domain ("" and "ai.onnx" are the same); walks up to
+   parents; 0 when not imported. */
+int64_t ge_graph_opset(const ge_graph *g, const char *domain);
+ge_status ge_graph_set_opset_version(ge_graph *g, const char *domain, int64_t version);
+/* Symbol id for a dim name (added when new). */
+size_t ge_graph_sym(ge_graph *g, const char *name);
+/* Sort nodes topologically (stable); GE_ERR_INVALID_ARGUMENT naming a node on a cycle. */
+ge_status ge_graph_toposort(ge_graph *g);
+/* Consumers: for each value the number of node inputs (and graph outputs) that read it. */
+ge_status ge_graph_use_counts(const ge_graph *g, int32_t **counts_out);
+
+/* Attribute lookup on a node; NULL when absent. */
+const ge_attr_value *ge_node_attr(const ge_node *n, const char *name);
+int64_t ge_node_attr_int(const ge_node *n, const char *name, int64_t dflt);
+float ge_node_attr_float(const ge_node *n, const char *name, float dflt);
+const char *ge_node_attr_string(const ge_node *n, const char *name, const char *dflt);
+/* ints attribute: *data/*count; false when absent (data NULL, count 0) */
+bool ge_node_attr_ints(const ge_node *n, const char *name, const int64_t **data, size_t *count);
+bool ge_node_attr_floats(const ge_node *n, const char *name, const float **data, size_t *count);
+/* Add an owned attribute to a node (takes the contents of *a; a is zeroed). */
+ge_status ge_node_add_attr(ge_node *n, ge_attr_value *a);
+
+/* "node 'conv1' (Conv)" */
+const char *ge_node_desc(const ge_node *n, char *buf, size_t cap);
+
+/* Known newest opset of ai.onnx that ge implements. */
+#define GE_ONNX_OPSET_MAX 28
+#define GE_ONNX_OPSET_MIN 7
+
+#endif /* GE_IR_IR_H */

@@ -1,0 +1,45 @@
+/* The schema registry: every family's table, looked up by (domain, name, opset). */
+#include <string.h>
+
+#include "ops/op.h"
+
+extern const ge_op_schema ge_schemas_elementwise[];
+extern const ge_op_schema ge_schemas_nn[];
+extern const ge_op_schema ge_schemas_shape[];
+extern const ge_op_schema ge_schemas_reduce[];
+
+static const ge_op_schema *const families[] = {
+    ge_schemas_elementwise,
+    ge_schemas_nn,
+    ge_schemas_shape,
+    ge_schemas_reduce,
+};
+
+static bool domain_eq(const char *a, const char *b) {
+  if (!a || !strcmp(a, "ai.onnx")) a = "";
+  if (!b || !strcmp(b, "ai.onnx")) b = "";
+  return strcmp(a, b) == 0;
+}
+
+const ge_op_schema *ge_op_find_schema(const char *domain, const char *name, int64_t opset) {
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    for (const ge_op_schema *s = families[f]; s->name; s++)
+      if (!strcmp(s->name, name) && domain_eq(s->domain, domain) && opset >= s->since &&
+          (s->until == 0 || opset <= s->until))
+        return s;
+  return NULL;
+}
+
+size_t ge_op_schema_count(void) {
+  size_t n = 0;
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    for (const ge_op_schema *s = families[f]; s->name; s++) n++;
+  return n;
+}
+
+const ge_op_schema *ge_op_schema_at(size_t i) {
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    for (const ge_op_schema *s = families[f]; s->name; s++)
+      if (i-- == 0) return s;
+  return NULL;
+}
