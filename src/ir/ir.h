@@ -154,6 +154,7 @@ typedef struct ge_node {
   ge_attr_value *attrs;
   size_t n_attrs;
   char *doc;
+  int32_t index;         /* position in g->nodes (set by append/toposort; for messages) */
 } ge_node;
 
 typedef struct ge_opset {
@@ -191,6 +192,9 @@ struct ge_graph {
   /* value name -> id hash index */
   int32_t *index;
   size_t index_cap;
+  /* scratch for ge_graph_input_info/output_info dims (GE_MAX_RANK per entry) */
+  int64_t *info_dims;
+  size_t info_dims_cap;
 };
 
 /* A model-local function (FunctionProto). */
@@ -236,7 +240,7 @@ const ge_attr_value *ge_node_attr(const ge_node *n, const char *name);
 int64_t ge_node_attr_int(const ge_node *n, const char *name, int64_t dflt);
 float ge_node_attr_float(const ge_node *n, const char *name, float dflt);
 const char *ge_node_attr_string(const ge_node *n, const char *name, const char *dflt);
-/* ints attribute: *data/*count; false when absent (data NULL, count 0) */
+/* ints attribute: sets data and count; false when absent (data NULL, count 0) */
 bool ge_node_attr_ints(const ge_node *n, const char *name, const int64_t **data, size_t *count);
 bool ge_node_attr_floats(const ge_node *n, const char *name, const float **data, size_t *count);
 /* Add an owned attribute to a node (takes the contents of *a; a is zeroed). */

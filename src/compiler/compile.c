@@ -1,0 +1,318 @@
+/* Graph -> plan: infer types, fold constants, pick and prepare kernels, compute lifetimes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/program.h"
+
+/* Folded values are kept when small, or when they are no bigger than what they replace. */
+#define GE_FOLD_MAX_BYTES ((size_t)64 << 20)
+#define GE_FOLD_SMALL_BYTES ((size_t)1 << 20)
+
+static bool domain_is_onnx(const char *d) { return !d[0] || !strcmp(d, "ai.onnx"); }
+
+/* Ops whose result must not be computed once at compile time. */
+static bool op_is_foldable(const ge_node *n) {
+  if (!domain_is_onnx(n->domain)) return false;
+  static const char *const never[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                      "RandomUniformLike", "Multinomial", "Bernoulli",
+                                      "If", "Loop", "Scan", "SequenceMap", NULL};
+  for (const char *const *x = never; *x; x++)
+    if (!strcmp(n->op_type, *x)) return false;
+  for (size_t i = 0; i < n->n_attrs; i++)
+    if (n->attrs[i].kind == GE_ATTR_KIND_GRAPH || n->attrs[i].kind == GE_ATTR_KIND_GRAPHS)
+      return false;
+  return true;
+}
+
+/* Shape and Size need only their input's shape, not its data. */
+static bool op_reads_shape_only(const ge_node *n) {
+  return domain_is_onnx(n->domain) && (!strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size"));
+}
+
+static bool type_is_static_tensor(const ge_type *t) {
+  return t->kind == GE_TYPE_TENSOR && t->dtype != GE_DTYPE_COUNT && ge_shape_is_static(&t->shape);
+}
+
+static size_t type_bytes(const ge_type *t) {
+  size_t n = 0, b = 0;
+  if (!ge_shape_numel(&t->shape, &n) || ge_mul_overflow_size(n, ge_dtype_size(t->dtype), &b))
+    return SIZE_MAX;
+  return b;
+}
+
+void ge_plan_free(ge_plan *p) {
+  if (!p) return;
+  for (size_t i = 0; i < p->n_steps; i++) {
+    ge_step *s = &p->steps[i];
+    if (s->k && s->k->release && s->state) s->k->release(s->state);
+    free(s->in);
+    free(s->out);
+    free(s->dead);
+  }
+  for (size_t i = 0; i < p->n_slots; i++)
+    if (p->slots[i].folded) ge_tensor_free((ge_tensor *)p->slots[i].constant);
+  free(p->steps);
+  free(p->slots);
+  free(p->inputs);
+  free(p->outputs);
+  free(p);
+}
+
+/* Runs one node on constant inputs at compile time.  *done is false when the node cannot be
+   folded (no kernel, too big): that is not an error here. */
+static ge_status fold_node(ge_plan *p, const ge_node *n, const ge_infer_input *in, const ge_type *out_t,
+                           bool *done) {
+  *done = false;
+  size_t out_bytes = 0, in_bytes = 0;
+  for (size_t o = 0; o < n->n_outputs; o++) {
+    if (n->outputs[o] < 0) continue;
+    if (!type_is_static_tensor(&out_t[o])) return GE_OK;
+    size_t b = type_bytes(&out_t[o]);
+    if (b == SIZE_MAX || b > GE_FOLD_MAX_BYTES - out_bytes) return GE_OK;
+    out_bytes += b;
+  }
+  for (size_t i = 0; i < n->n_inputs; i++)
+    if (in[i].present && in[i].value) in_bytes += in[i].value->nbytes;
+  if (out_bytes > GE_FOLD_SMALL_BYTES && out_bytes > 2 * in_bytes) return GE_OK;
+  const ge_kernel *k = ge_cpu_find_kernel(n->domain, n->op_type, n->opset);
+  if (!k || k->dynamic_output) return GE_OK;
+
+  ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
+                       .n_out = n->n_outputs, .in = in, .out = out_t,
+                       .intra_threads = p->opts.intra_threads};
+  void *state = NULL;
+  if (k->prepare) GE_CHECK(k->prepare(&pc, &state));
+  ge_status st = GE_OK;
+  ge_tensor **ins = calloc(n->n_inputs + 1, sizeof *ins);
+  ge_tensor *in_views = calloc(n->n_inputs + 1, sizeof *in_views);
+  ge_tensor **outs = calloc(n->n_outputs + 1, sizeof *outs);
+  if (!ins || !outs || !in_views) {
+    st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory folding a node");
+    goto done;
+  }
+  for (size_t i = 0; i < n->n_inputs; i++) {
+    if (!in[i].present) continue;
+    if (in[i].value) {
+      ge_tensor_view(&in_views[i], in[i].value);
+    } else { /* shape-only input: dims without data */
+      memset(&in_views[i], 0, sizeof in_views[i]);
+      in_views[i].dtype = in[i].type->dtype;
+      in_views[i].rank = in[i].type->shape.rank;
+      memcpy(in_views[i].dims, in[i].type->shape.dims, sizeof in_views[i].dims);
+      ge_shape_numel(&in[i].type->shape, &in_views[i].numel);
+    }
+    ins[i] = &in_views[i];
+  }
+  for (size_t o = 0; o < n->n_outputs; o++) {
+    if (n->outputs[o] < 0) continue;
+    st = ge_tensor_create_shape(out_t[o].dtype, &out_t[o].shape, &outs[o]);
+    if (st != GE_OK) goto done;
+  }
+  ge_kctx kc = {.node = n, .n_in = n->n_inputs, .n_out = n->n_outputs, .in = ins, .out = outs,
+                .threads = p->opts.intra_threads, .exec = NULL};
+  st = k->run(state, &kc);
+  if (st != GE_OK) goto done;
+  for (size_t o = 0; o < n->n_outputs; o++) {
+    if (n->outputs[o] < 0) continue;
+    ge_slot *s = &p->slots[n->outputs[o]];
+    s->constant = outs[o];
+    s->folded = true;
+    outs[o] = NULL;
+  }
+  *done = true;
+done:
+  if (outs)
+    for (size_t o = 0; o < n->n_outputs; o++) ge_tensor_free(outs[o]);
+  free(outs);
+  free(ins);
+  free(in_views);
+  if (k->release && state) k->release(state);
+  return st;
+}
+
+static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in, const ge_type *out_t) {
+  char where[256];
+  const ge_kernel *k = ge_cpu_find_kernel(n->domain, n->op_type, n->opset);
+  if (!k)
+    return ge_error(GE_ERR_UNSUPPORTED, "%s: no CPU kernel for op %s%s%s at opset %lld",
+                    ge_node_desc(n, where, sizeof where), n->domain[0] ? n->domain : "",
+                    n->domain[0] ? "::" : "", n->op_type, (long long)n->opset);
+  ge_step *s = &p->steps[p->n_steps];
+  memset(s, 0, sizeof *s);
+  s->k = k;
+  s->node = n;
+  s->n_in = (uint32_t)n->n_inputs;
+  s->n_out = (uint32_t)n->n_outputs;
+  s->in = malloc((n->n_inputs + 1) * sizeof *s->in);
+  s->out = malloc((n->n_outputs + 1) * sizeof *s->out);
+  if (!s->in || !s->out) {
+    free(s->in);
+    free(s->out);
+    return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling %s", ge_node_desc(n, where, sizeof where));
+  }
+  s->static_out = true;
+  for (size_t i = 0; i < n->n_inputs; i++) s->in[i] = n->inputs[i] < 0 ? GE_SLOT_NONE : (uint32_t)n->inputs[i];
+  for (size_t o = 0; o < n->n_outputs; o++) {
+    s->out[o] = n->outputs[o] < 0 ? GE_SLOT_NONE : (uint32_t)n->outputs[o];
+    if (n->outputs[o] >= 0 && !type_is_static_tensor(&out_t[o])) s->static_out = false;
+  }
+  p->n_steps++; /* counted before prepare so that ge_plan_free releases the arrays */
+  ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
+                       .n_out = n->n_outputs, .in = in, .out = out_t,
+                       .intra_threads = p->opts.intra_threads};
+  if (k->prepare) GE_CHECK(k->prepare(&pc, &s->state));
+  return GE_OK;
+}
+
+/* For each step, the intermediate slots whose last reader it is (or that nobody reads). */
+static ge_status compute_lifetimes(ge_plan *p) {
+  size_t ns = p->n_slots;
+  int64_t *last = malloc((ns + 1) * sizeof *last);
+  bool *keep = calloc(ns + 1, sizeof *keep);
+  if (!last || !keep) {
+    free(last);
+    free(keep);
+    return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory planning lifetimes");
+  }
+  for (size_t i = 0; i < ns; i++) last[i] = -1;
+  for (size_t i = 0; i < p->n_outputs; i++) keep[p->outputs[i]] = true;
+  for (size_t si = 0; si < p->n_steps; si++) {
+    const ge_step *s = &p->steps[si];
+    for (uint32_t i = 0; i < s->n_in; i++)
+      if (s->in[i] != GE_SLOT_NONE) last[s->in[i]] = (int64_t)si;
+    for (uint32_t o = 0; o < s->n_out; o++)
+      if (s->out[o] != GE_SLOT_NONE && last[s->out[o]] < (int64_t)si) last[s->out[o]] = (int64_t)si;
+  }
+  uint32_t *count = calloc(p->n_steps + 1, sizeof *count);
+  if (!count) {
+    free(last);
+    free(keep);
+    return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory planning lifetimes");
+  }
+  for (size_t v = 0; v < ns; v++) {
+    const ge_slot *sl = &p->slots[v];
+    if (keep[v] || sl->constant || sl->input_index >= 0 || last[v] < 0) continue;
+    count[last[v]]++;
+  }
+  ge_status st = GE_OK;
+  for (size_t si = 0; si < p->n_steps && st == GE_OK; si++) {
+    if (!count[si]) continue;
+    p->steps[si].dead = malloc(count[si] * sizeof(uint32_t));
+    if (!p->steps[si].dead) st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory planning lifetimes");
+  }
+  for (size_t v = 0; v < ns && st == GE_OK; v++) {
+    const ge_slot *sl = &p->slots[v];
+    if (keep[v] || sl->constant || sl->input_index >= 0 || last[v] < 0) continue;
+    ge_step *s = &p->steps[last[v]];
+    s->dead[s->n_dead++] = (uint32_t)v;
+  }
+  free(count);
+  free(last);
+  free(keep);
+  return st;
+}
+
+ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const ge_options *opts,
+                          ge_plan **out) {
+  *out = NULL;
+  ge_plan *p = calloc(1, sizeof *p);
+  if (!p) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling graph");
+  p->graph = g;
+  p->opts = *opts;
+  p->n_slots = g->n_values;
+  p->slots = calloc(g->n_values + 1, sizeof *p->slots);
+  p->steps = calloc(g->n_nodes + 1, sizeof *p->steps);
+  p->inputs = calloc(g->n_inputs + 1, sizeof *p->inputs);
+  p->outputs = calloc(g->n_outputs + 1, sizeof *p->outputs);
+  ge_infer_input *in = NULL;
+  ge_type *out_t = NULL;
+  ge_status st = GE_OK;
+  if (!p->slots || !p->steps || !p->inputs || !p->outputs) {
+    st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling graph");
+    goto fail;
+  }
+  size_t max_in = 1, max_out = 1;
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    if (g->nodes[i].n_inputs > max_in) max_in = g->nodes[i].n_inputs;
+    if (g->nodes[i].n_outputs > max_out) max_out = g->nodes[i].n_outputs;
+  }
+  in = calloc(max_in, sizeof *in);
+  out_t = calloc(max_out, sizeof *out_t);
+  if (!in || !out_t) {
+    st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling graph");
+    goto fail;
+  }
+
+  for (size_t v = 0; v < g->n_values; v++) {
+    const ge_value *val = &g->values[v];
+    ge_slot *s = &p->slots[v];
+    s->input_index = -1;
+    s->type = val->type;
+    if (val->kind == GE_VALUE_CONSTANT && val->constant) {
+      s->constant = val->constant;
+      s->type.kind = GE_TYPE_TENSOR;
+      s->type.dtype = val->constant->dtype;
+      ge_tensor_shape(val->constant, &s->type.shape);
+    } else if (val->kind == GE_VALUE_OUTER) {
+      st = ge_error(GE_ERR_INVALID_ARGUMENT, "graph '%s': value '%s' refers to an enclosing graph, "
+                    "but this graph is compiled at top level", g->name ? g->name : "", val->name);
+      goto fail;
+    }
+  }
+  for (size_t i = 0; i < g->n_inputs; i++) {
+    int32_t v = g->inputs[i];
+    if (g->values[v].kind == GE_VALUE_CONSTANT) continue;
+    ge_slot *s = &p->slots[v];
+    s->input_index = (int32_t)p->n_inputs;
+    if (input_types) s->type = input_types[p->n_inputs];
+    if (s->type.kind == GE_TYPE_TENSOR && s->type.dtype == GE_DTYPE_COUNT) {
+      st = ge_error(GE_ERR_INVALID_ARGUMENT, "graph input '%s' has no element type", g->values[v].name);
+      goto fail;
+    }
+    p->inputs[p->n_inputs++] = (uint32_t)v;
+  }
+  for (size_t i = 0; i < g->n_outputs; i++) p->outputs[p->n_outputs++] = (uint32_t)g->outputs[i];
+
+  for (size_t ni = 0; ni < g->n_nodes; ni++) {
+    const ge_node *n = &g->nodes[ni];
+    bool all_const = true;
+    for (size_t i = 0; i < n->n_inputs; i++) {
+      int32_t v = n->inputs[i];
+      in[i].present = v >= 0;
+      in[i].type = v >= 0 ? &p->slots[v].type : NULL;
+      in[i].value = v >= 0 ? p->slots[v].constant : NULL;
+      if (v >= 0 && !in[i].value) all_const = false;
+    }
+    ge_infer_ctx ic = {.graph = g, .node = n, .opset = n->opset, .n_in = n->n_inputs,
+                       .n_out = n->n_outputs, .in = in, .out = out_t};
+    st = ge_op_infer(&ic);
+    if (st != GE_OK) goto fail;
+    for (size_t o = 0; o < n->n_outputs; o++)
+      if (n->outputs[o] >= 0) p->slots[n->outputs[o]].type = out_t[o];
+
+    bool shape_only = op_reads_shape_only(n) && n->n_inputs >= 1 && in[0].present &&
+                      type_is_static_tensor(in[0].type);
+    if (opts->opt_level >= 1 && op_is_foldable(n) && (all_const || shape_only)) {
+      bool done = false;
+      st = fold_node(p, n, in, out_t, &done);
+      if (st != GE_OK) goto fail;
+      if (done) {
+        p->n_folded++;
+        continue;
+      }
+    }
+    st = add_step(p, n, in, out_t);
+    if (st != GE_OK) goto fail;
+  }
+  st = compute_lifetimes(p);
+  if (st != GE_OK) goto fail;
+  free(in);
+  free(out_t);
+  *out = p;
+  return GE_OK;
+fail:
+  free(in);
+  free(out_t);
+  ge_plan_free(p);
+  return st;
+}

@@ -1,0 +1,64 @@
+/* The compiled program: a flat, immutable list of steps over value slots.
+ *
+ * A plan is compiled for one graph and one signature of input types (the declared shapes, or
+ * the concrete shapes of a run).  Compilation infers every value's type, folds what is
+ * constant, picks and prepares a kernel per remaining node, and records when each
+ * intermediate buffer dies.  Running a plan walks its steps. */
+#ifndef GE_COMPILER_PROGRAM_H
+#define GE_COMPILER_PROGRAM_H
+
+#include "backend/kernel.h"
+#include "runtime/options.h"
+
+#define GE_SLOT_NONE UINT32_MAX
+
+typedef struct ge_step {
+  const ge_kernel *k;
+  void *state;
+  const ge_node *node;   /* in the plan's graph */
+  uint32_t *in, *out;    /* slot ids; GE_SLOT_NONE = omitted */
+  uint32_t n_in, n_out;
+  bool static_out;       /* every output shape is known at compile time */
+  uint32_t *dead;        /* slots whose last reader is this step */
+  uint32_t n_dead;
+} ge_step;
+
+typedef struct ge_slot {
+  ge_type type;          /* inferred */
+  const ge_tensor *constant; /* initializer (graph-owned) or folded value (plan-owned) */
+  bool folded;           /* constant owned by the plan */
+  int32_t input_index;   /* index into the plan's inputs, -1 if not an input */
+} ge_slot;
+
+typedef struct ge_plan {
+  const ge_graph *graph;
+  ge_options opts;
+  ge_slot *slots;        /* one per graph value */
+  size_t n_slots;
+  ge_step *steps;
+  size_t n_steps;
+  uint32_t *inputs;      /* slots of the non-constant graph inputs, in order */
+  size_t n_inputs;
+  uint32_t *outputs;     /* slots of the graph outputs */
+  size_t n_outputs;
+  size_t n_folded;       /* nodes folded at compile time */
+} ge_plan;
+
+/* Compile `g` (topologically sorted) for the given input types (one per non-constant graph
+   input, in order; NULL = the declared types).  Errors name the node, op and shapes. */
+ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const ge_options *o,
+                          ge_plan **out);
+void ge_plan_free(ge_plan *p);
+
+/* Run: inputs are the caller's tensors (borrowed); outputs receive new tensors. */
+ge_status ge_plan_run(const ge_plan *p, ge_tensor *const *inputs, size_t n_in, ge_tensor **outputs,
+                      size_t n_out);
+
+/* Checks count, dtypes and known dims of the inputs against the plan's input types; errors
+   name the input. */
+ge_status ge_plan_run_check_inputs(const ge_plan *p, ge_tensor *const *inputs, size_t n_in);
+
+/* True when the input types match this plan's input types exactly. */
+bool ge_plan_matches(const ge_plan *p, ge_tensor *const *inputs, size_t n_in);
+
+#endif

@@ -1,0 +1,197 @@
+/* The sequential executor: walks a plan's steps, allocating each output as its step runs and
+ * releasing each intermediate once its last reader ran. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/program.h"
+
+static void type_of_tensor(const ge_tensor *t, ge_type *ty) {
+  memset(ty, 0, sizeof *ty);
+  ty->kind = GE_TYPE_TENSOR;
+  ty->dtype = t->dtype;
+  ge_tensor_shape(t, &ty->shape);
+}
+
+bool ge_plan_matches(const ge_plan *p, ge_tensor *const *inputs, size_t n_in) {
+  if (n_in != p->n_inputs) return false;
+  for (size_t i = 0; i < n_in; i++) {
+    const ge_type *ty = &p->slots[p->inputs[i]].type;
+    const ge_tensor *t = inputs[i];
+    if (!t || ty->kind != GE_TYPE_TENSOR || ty->dtype != t->dtype || ty->shape.rank != t->rank)
+      return false;
+    for (int32_t d = 0; d < t->rank; d++)
+      if (ty->shape.dims[d] != t->dims[d]) return false;
+  }
+  return true;
+}
+
+static ge_status check_input(const ge_plan *p, size_t i, const ge_tensor *t) {
+  const ge_value *v = &p->graph->values[p->inputs[i]];
+  const ge_type *ty = &p->slots[p->inputs[i]].type;
+  char want[160], got[160];
+  if (!t) return ge_error(GE_ERR_INVALID_ARGUMENT, "input %zu ('%s') is NULL", i, v->name);
+  if (ty->kind != GE_TYPE_TENSOR)
+    return ge_error(GE_ERR_UNSUPPORTED, "input '%s' is a sequence or optional, which runs cannot pass yet", v->name);
+  if (ty->dtype != GE_DTYPE_COUNT && ty->dtype != t->dtype)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "input '%s' has dtype %s, the graph expects %s", v->name,
+                    ge_dtype_name(t->dtype), ge_dtype_name(ty->dtype));
+  if (ty->shape.rank == GE_RANK_UNKNOWN) return GE_OK;
+  ge_shape s;
+  ge_tensor_shape(t, &s);
+  bool ok = ty->shape.rank == t->rank;
+  for (int32_t d = 0; ok && d < t->rank; d++)
+    if (ty->shape.dims[d] >= 0 && ty->shape.dims[d] != t->dims[d]) ok = false;
+  if (!ok)
+    return ge_error(GE_ERR_SHAPE, "input '%s' has shape %s, the graph expects %s", v->name,
+                    ge_shape_str(&s, p->graph, got, sizeof got),
+                    ge_shape_str(&ty->shape, p->graph, want, sizeof want));
+  return GE_OK;
+}
+
+/* Output shapes of a step whose shapes were not all known at compile time: infer again with
+   the actual inputs (values included). */
+static ge_status infer_at_run(const ge_plan *p, const ge_step *s, ge_tensor *slots, ge_infer_input *in,
+                              ge_type *in_t, ge_type *out_t) {
+  const ge_node *n = s->node;
+  for (uint32_t i = 0; i < s->n_in; i++) {
+    in[i].present = s->in[i] != GE_SLOT_NONE;
+    in[i].type = NULL;
+    in[i].value = NULL;
+    if (!in[i].present) continue;
+    type_of_tensor(&slots[s->in[i]], &in_t[i]);
+    in[i].type = &in_t[i];
+    in[i].value = &slots[s->in[i]];
+  }
+  ge_infer_ctx ic = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = s->n_in,
+                     .n_out = s->n_out, .in = in, .out = out_t};
+  return ge_op_infer(&ic);
+}
+
+static ge_status move_output(ge_tensor *slot, bool owned, ge_tensor **out) {
+  if (owned) {
+    ge_tensor *t = malloc(sizeof *t);
+    if (!t) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory returning an output");
+    *t = *slot;
+    memset(slot, 0, sizeof *slot);
+    *out = t;
+    return GE_OK;
+  }
+  return ge_tensor_clone(slot, out);
+}
+
+ge_status ge_plan_run_check_inputs(const ge_plan *p, ge_tensor *const *inputs, size_t n_in) {
+  if (n_in != p->n_inputs)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "the graph takes %zu inputs, got %zu", p->n_inputs, n_in);
+  if (n_in && !inputs) return ge_error(GE_ERR_INVALID_ARGUMENT, "inputs is NULL");
+  for (size_t i = 0; i < n_in; i++) GE_CHECK(check_input(p, i, inputs[i]));
+  return GE_OK;
+}
+
+ge_status ge_plan_run(const ge_plan *p, ge_tensor *const *inputs, size_t n_in, ge_tensor **outputs,
+                      size_t n_out) {
+  GE_CHECK(ge_plan_run_check_inputs(p, inputs, n_in));
+  if (n_out != p->n_outputs)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "the graph has %zu outputs, got room for %zu", p->n_outputs, n_out);
+  if (n_out && !outputs) return ge_error(GE_ERR_INVALID_ARGUMENT, "outputs is NULL");
+  for (size_t i = 0; i < n_out; i++) outputs[i] = NULL;
+
+  size_t max_in = 1, max_out = 1;
+  for (size_t i = 0; i < p->n_steps; i++) {
+    if (p->steps[i].n_in > max_in) max_in = p->steps[i].n_in;
+    if (p->steps[i].n_out > max_out) max_out = p->steps[i].n_out;
+  }
+  ge_tensor *slots = calloc(p->n_slots + 1, sizeof *slots);
+  bool *owned = calloc(p->n_slots + 1, sizeof *owned);
+  ge_tensor **in_ptrs = calloc(max_in, sizeof *in_ptrs);
+  ge_tensor **out_ptrs = calloc(max_out, sizeof *out_ptrs);
+  ge_infer_input *inf_in = calloc(max_in, sizeof *inf_in);
+  ge_type *inf_in_t = calloc(max_in, sizeof *inf_in_t);
+  ge_type *inf_out_t = calloc(max_out, sizeof *inf_out_t);
+  ge_status st = GE_OK;
+  char where[256];
+  if (!slots || !owned || !in_ptrs || !out_ptrs || !inf_in || !inf_in_t || !inf_out_t) {
+    st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory starting a run");
+    goto done;
+  }
+  for (size_t v = 0; v < p->n_slots; v++)
+    if (p->slots[v].constant) ge_tensor_view(&slots[v], p->slots[v].constant);
+  for (size_t i = 0; i < n_in; i++) ge_tensor_view(&slots[p->inputs[i]], inputs[i]);
+
+  for (size_t si = 0; si < p->n_steps; si++) {
+    const ge_step *s = &p->steps[si];
+    for (uint32_t i = 0; i < s->n_in; i++) in_ptrs[i] = s->in[i] == GE_SLOT_NONE ? NULL : &slots[s->in[i]];
+    const ge_type *types = NULL;
+    if (!s->static_out) {
+      st = infer_at_run(p, s, slots, inf_in, inf_in_t, inf_out_t);
+      if (st != GE_OK) goto done;
+      types = inf_out_t;
+    }
+    for (uint32_t o = 0; o < s->n_out; o++) {
+      out_ptrs[o] = NULL;
+      if (s->out[o] == GE_SLOT_NONE) continue;
+      uint32_t v = s->out[o];
+      const ge_type *ty = types ? &types[o] : &p->slots[v].type;
+      out_ptrs[o] = &slots[v];
+      owned[v] = true;
+      if (ty->kind == GE_TYPE_TENSOR && ty->dtype != GE_DTYPE_COUNT && ge_shape_is_static(&ty->shape)) {
+        st = ge_tensor_init_alloc(&slots[v], ty->dtype, ty->shape.dims, ty->shape.rank);
+        if (st != GE_OK) {
+          st = ge_error_prefix(st, "%s, output %u: ", ge_node_desc(s->node, where, sizeof where), o);
+          goto done;
+        }
+      } else if (s->k->dynamic_output) {
+        memset(&slots[v], 0, sizeof slots[v]);
+        slots[v].dtype = ty->dtype;
+      } else {
+        char sh[160];
+        st = ge_error(GE_ERR_SHAPE, "%s: the shape of output %u is unknown at run time (%s)",
+                      ge_node_desc(s->node, where, sizeof where), o,
+                      ge_shape_str(&ty->shape, p->graph, sh, sizeof sh));
+        goto done;
+      }
+    }
+    ge_kctx kc = {.node = s->node, .n_in = s->n_in, .n_out = s->n_out, .in = in_ptrs,
+                  .out = out_ptrs, .threads = p->opts.intra_threads, .exec = NULL};
+    st = s->k->run(s->state, &kc);
+    if (st != GE_OK) goto done;
+    for (uint32_t d = 0; d < s->n_dead; d++) {
+      uint32_t v = s->dead[d];
+      if (owned[v]) ge_tensor_release_storage(&slots[v]);
+      owned[v] = false;
+    }
+  }
+
+  for (size_t i = 0; i < n_out; i++) {
+    uint32_t v = p->outputs[i];
+    bool dup = false;
+    for (size_t j = 0; j < i; j++)
+      if (p->outputs[j] == v) {
+        st = ge_tensor_clone(outputs[j], &outputs[i]);
+        dup = true;
+        break;
+      }
+    if (!dup) {
+      st = move_output(&slots[v], owned[v], &outputs[i]);
+      owned[v] = false;
+    }
+    if (st != GE_OK) break;
+  }
+  if (st != GE_OK)
+    for (size_t i = 0; i < n_out; i++) {
+      ge_tensor_free(outputs[i]);
+      outputs[i] = NULL;
+    }
+
+done:
+  if (slots && owned)
+    for (size_t v = 0; v < p->n_slots; v++)
+      if (owned[v]) ge_tensor_release_storage(&slots[v]);
+  free(slots);
+  free(owned);
+  free(in_ptrs);
+  free(out_ptrs);
+  free(inf_in);
+  free(inf_in_t);
+  free(inf_out_t);
+  return st;
+}

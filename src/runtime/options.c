@@ -1,0 +1,121 @@
+/* Option parsing: every key of API.md's table, validated by name. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ir/error.h"
+#include "runtime/options.h"
+
+void ge_options_default(ge_options *o) {
+  memset(o, 0, sizeof *o);
+  o->opt_level = 3;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  o->intra_threads = n < 1 ? 1 : (n > 64 ? 64 : (int)n);
+  o->stream_max_parallel = 1;
+  o->iterations_per_loop = 1;
+}
+
+static ge_status bad_value(const char *key, const char *value, const char *expected) {
+  return ge_error(GE_ERR_INVALID_ARGUMENT, "option %s: bad value '%s' (expected %s)", key,
+                  value ? value : "(null)", expected);
+}
+
+static ge_status parse_int(const char *key, const char *value, long lo, long hi, int *out) {
+  if (!value || !*value) return bad_value(key, value, "an integer");
+  errno = 0;
+  char *end = NULL;
+  long v = strtol(value, &end, 10);
+  if (errno || *end != '\0' || v < lo || v > hi) {
+    char buf[96];
+    snprintf(buf, sizeof buf, "an integer in %ld..%ld", lo, hi);
+    return bad_value(key, value, buf);
+  }
+  *out = (int)v;
+  return GE_OK;
+}
+
+static ge_status parse_bool(const char *key, const char *value, bool *out) {
+  if (!value) return bad_value(key, value, "true/false or 1/0");
+  if (!strcmp(value, "1") || !strcmp(value, "true")) *out = true;
+  else if (!strcmp(value, "0") || !strcmp(value, "false")) *out = false;
+  else return bad_value(key, value, "true/false or 1/0");
+  return GE_OK;
+}
+
+static ge_status not_yet(const char *key, const char *value) {
+  return ge_error(GE_ERR_UNSUPPORTED, "option %s=%s is not implemented in this build yet", key,
+                  value);
+}
+
+static ge_status apply_one(ge_options *o, const char *key, const char *value) {
+  if (!key) return ge_error(GE_ERR_INVALID_ARGUMENT, "option with a NULL key");
+  if (!value) return ge_error(GE_ERR_INVALID_ARGUMENT, "option %s has a NULL value", key);
+  int iv = 0;
+  bool bv = false;
+  if (!strcmp(key, "ge.exec.deviceId")) {
+    GE_CHECK(parse_int(key, value, 0, 1 << 20, &iv));
+    if (iv != 0) return ge_error(GE_ERR_INVALID_ARGUMENT, "option ge.exec.deviceId=%s: the CPU backend has only device 0", value);
+    o->device_id = iv;
+  } else if (!strcmp(key, "ge.exec.device")) {
+    if (!strcmp(value, "cpu")) return GE_OK;
+    if (!strcmp(value, "cuda")) return not_yet(key, value);
+    return bad_value(key, value, "cpu or cuda");
+  } else if (!strcmp(key, "ge.graphRunMode")) {
+    GE_CHECK(parse_int(key, value, 0, 1, &iv));
+    if (iv == 1) return not_yet(key, value);
+    o->run_mode = iv;
+  } else if (!strcmp(key, "ge.exec.precision_mode")) {
+    static const char *const known[] = {"must_keep_origin_dtype", "force_fp32",
+                                        "allow_fp32_to_bf16", "allow_fp32_to_fp16",
+                                        "allow_mix_precision_bf16", "allow_mix_precision_fp16"};
+    size_t i = 0;
+    while (i < sizeof known / sizeof known[0] && strcmp(known[i], value)) i++;
+    if (i == sizeof known / sizeof known[0])
+      return bad_value(key, value,
+                       "must_keep_origin_dtype, force_fp32, allow_fp32_to_bf16, allow_fp32_to_fp16, "
+                       "allow_mix_precision_bf16 or allow_mix_precision_fp16");
+    /* Kernels compute float16/bfloat16 in float32 internally, which is what force_fp32 asks. */
+    if (i >= 2) return not_yet(key, value);
+  } else if (!strcmp(key, "ge.exec.disableReuseMemory")) {
+    GE_CHECK(parse_bool(key, value, &bv));
+    o->disable_reuse = bv;
+  } else if (!strcmp(key, "ge.enableSingleStream")) {
+    GE_CHECK(parse_bool(key, value, &bv));
+    o->single_stream = bv;
+  } else if (!strcmp(key, "ge.streamMaxParallelNum")) {
+    GE_CHECK(parse_int(key, value, 1, 1024, &iv));
+    o->stream_max_parallel = iv;
+  } else if (!strcmp(key, "ge.exec.iterationsPerLoop")) {
+    GE_CHECK(parse_int(key, value, 1, 1 << 30, &iv));
+    if (iv != 1) return not_yet(key, value);
+    o->iterations_per_loop = iv;
+  } else if (!strcmp(key, "ge.graphOptimizationLevel")) {
+    GE_CHECK(parse_int(key, value, 0, 3, &iv));
+    o->opt_level = iv;
+  } else if (!strcmp(key, "ge.intraOpThreads")) {
+    GE_CHECK(parse_int(key, value, 1, 1024, &iv));
+    o->intra_threads = iv;
+  } else if (!strcmp(key, "ge.exec.profilingMode") || !strcmp(key, "ge.exec.enableDump")) {
+    GE_CHECK(parse_bool(key, value, &bv));
+    if (bv) return not_yet(key, value);
+  } else if (!strcmp(key, "ge.exec.profilingPath") || !strcmp(key, "ge.exec.dumpPath")) {
+    if (!*value) return bad_value(key, value, "a path");
+  } else if (!strcmp(key, "ge.callbackMode")) {
+    if (!strcmp(value, "sync")) o->callback_async = false;
+    else if (!strcmp(value, "async")) return not_yet(key, value);
+    else return bad_value(key, value, "sync or async");
+  } else {
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "unknown option key '%s'", key);
+  }
+  return GE_OK;
+}
+
+ge_status ge_options_apply(ge_options *o, const ge_option *opts, size_t n) {
+  if (n && !opts) return ge_error(GE_ERR_INVALID_ARGUMENT, "options: NULL array with %zu entries", n);
+  ge_options tmp = *o;
+  for (size_t i = 0; i < n; i++) GE_CHECK(apply_one(&tmp, opts[i].key, opts[i].value));
+  *o = tmp;
+  return GE_OK;
+}

@@ -1,0 +1,27 @@
+/* Options: the keys of docs/options.md, parsed and validated once. */
+#ifndef GE_RUNTIME_OPTIONS_H
+#define GE_RUNTIME_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "ge/ge.h"
+
+typedef struct ge_options {
+  int device_id;
+  int run_mode;            /* 0 inference, 1 training */
+  int opt_level;           /* 0..3 */
+  int intra_threads;       /* >= 1 */
+  int stream_max_parallel; /* >= 1 */
+  int iterations_per_loop; /* >= 1 */
+  bool single_stream;
+  bool disable_reuse;
+  bool callback_async;
+} ge_options;
+
+/* Defaults: CPU, inference, level 3, intra threads = online CPUs (at most 64). */
+void ge_options_default(ge_options *o);
+/* Applies opts on top of *o.  GE_ERR_INVALID_ARGUMENT naming an unknown key or a bad value;
+   GE_ERR_UNSUPPORTED naming a value this build does not implement yet. */
+ge_status ge_options_apply(ge_options *o, const ge_option *opts, size_t n);
+
+#endif

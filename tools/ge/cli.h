@@ -1,0 +1,42 @@
+/* Shared pieces of the `ge` command-line tool. */
+#ifndef GE_TOOLS_CLI_H
+#define GE_TOOLS_CLI_H
+
+#include <stdbool.h>
+
+#include "compiler/program.h"
+#include "ge/ge.h"
+
+typedef struct ge_cli_kv {
+  char *key, *value;
+} ge_cli_kv;
+
+typedef struct ge_cli_args {
+  const char *model;
+  const char *output_dir;
+  int iters;
+  bool json, quiet;
+  ge_cli_kv *inputs; /* NAME=FILE */
+  size_t n_inputs;
+  ge_cli_kv *shapes; /* NAME:D,D */
+  size_t n_shapes;
+  ge_option *options;
+  size_t n_options;
+} ge_cli_args;
+
+int ge_cli_parse(int argc, char **argv, ge_cli_args *a);
+void ge_cli_args_free(ge_cli_args *a);
+
+/* Loads the model; prints the error and returns NULL on failure. */
+ge_graph *ge_cli_load(const ge_cli_args *a);
+/* Input types for compilation: declared, with --input-shape overrides.  Returns a malloc'd
+   array (one per non-constant input) or NULL after printing an error. */
+ge_type *ge_cli_input_types(const ge_graph *g, const ge_cli_args *a, bool dynamic_as_one);
+/* Prints "ge: <what>: <status>: <message>" to stderr. */
+void ge_cli_error(const char *what, ge_status st);
+
+int ge_cli_run(const ge_cli_args *a);
+int ge_cli_inspect(const ge_cli_args *a);
+int ge_cli_dot(const ge_cli_args *a);
+
+#endif

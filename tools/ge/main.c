@@ -1,0 +1,59 @@
+/* The `ge` command-line tool: run, inspect and dot. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ge COMMAND MODEL [options]\n"
+          "\n"
+          "commands:\n"
+          "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--iters N] [--quiet]\n"
+          "            [--input-shape NAME:D,D,..]... [options]\n"
+          "        run the model; inputs not given are filled with seeded random values\n"
+          "  inspect MODEL [--json] [--input-shape NAME:D,D,..]...\n"
+          "        inputs, outputs, op histogram, parameters, FLOPs, memory\n"
+          "  dot MODEL [--input-shape NAME:D,D,..]...\n"
+          "        Graphviz of the compiled graph (constant-folded nodes removed)\n"
+          "\n"
+          "options:\n"
+          "  --threads N          ge.intraOpThreads\n"
+          "  --opt-level N        ge.graphOptimizationLevel (0..3)\n"
+          "  --option KEY=VALUE   any session option (see docs/options.md)\n"
+          "  --version            print the version\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version")) {
+    printf("ge %s\n", ge_version());
+    return 0;
+  }
+  ge_cli_args a;
+  if (ge_cli_parse(argc - 2, argv + 2, &a) != 0) {
+    usage(stderr);
+    ge_cli_args_free(&a);
+    return 2;
+  }
+  int rc;
+  if (!strcmp(cmd, "run")) rc = ge_cli_run(&a);
+  else if (!strcmp(cmd, "inspect")) rc = ge_cli_inspect(&a);
+  else if (!strcmp(cmd, "dot")) rc = ge_cli_dot(&a);
+  else {
+    fprintf(stderr, "ge: unknown command '%s'\n", cmd);
+    usage(stderr);
+    rc = 2;
+  }
+  ge_cli_args_free(&a);
+  return rc;
+}

@@ -1,0 +1,226 @@
+/* `ge run`: load, compile and run a model; write outputs as .npy; report latency and memory. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "npy.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Seeded values: floats uniform in [-1, 1), integers in [0, 10), booleans alternating. */
+static void fill_random(ge_tensor *t, uint64_t seed) {
+  uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  size_t n = ge_tensor_numel(t);
+  void *d = ge_tensor_data(t);
+  for (size_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint32_t r = (uint32_t)(s >> 33);
+    double u = (double)r / 2147483648.0 * 2.0 - 1.0;
+    switch (ge_tensor_dtype(t)) {
+      case GE_F32: ((float *)d)[i] = (float)u; break;
+      case GE_F64: ((double *)d)[i] = u; break;
+      case GE_F16: ((uint16_t *)d)[i] = ge_f32_to_f16((float)u); break;
+      case GE_BF16: ((uint16_t *)d)[i] = ge_f32_to_bf16((float)u); break;
+      case GE_I8: ((int8_t *)d)[i] = (int8_t)(r % 10); break;
+      case GE_U8: ((uint8_t *)d)[i] = (uint8_t)(r % 10); break;
+      case GE_I16: ((int16_t *)d)[i] = (int16_t)(r % 10); break;
+      case GE_U16: ((uint16_t *)d)[i] = (uint16_t)(r % 10); break;
+      case GE_I32: ((int32_t *)d)[i] = (int32_t)(r % 10); break;
+      case GE_U32: ((uint32_t *)d)[i] = r % 10; break;
+      case GE_I64: ((int64_t *)d)[i] = (int64_t)(r % 10); break;
+      case GE_U64: ((uint64_t *)d)[i] = r % 10; break;
+      case GE_BOOL: ((uint8_t *)d)[i] = (uint8_t)(i & 1); break;
+      default: break;
+    }
+  }
+}
+
+static void print_output(const char *name, const ge_tensor *t) {
+  printf("output %s: %s [", name, ge_dtype_name(ge_tensor_dtype(t)));
+  for (size_t d = 0; d < ge_tensor_rank(t); d++)
+    printf("%s%lld", d ? "," : "", (long long)ge_tensor_dims(t)[d]);
+  printf("]");
+  size_t n = ge_tensor_numel(t);
+  ge_dtype dt = ge_tensor_dtype(t);
+  if (n && dt != GE_STRING) {
+    double mn = INFINITY, mx = -INFINITY, sum = 0;
+    for (size_t i = 0; i < n; i++) {
+      double v = ge_tensor_get_f64(t, i);
+      mn = v < mn ? v : mn;
+      mx = v > mx ? v : mx;
+      sum += v;
+    }
+    printf(" min %.6g max %.6g mean %.6g", mn, mx, sum / (double)n);
+  }
+  printf("\n");
+}
+
+static int mkdir_p(const char *dir) {
+  char buf[4096];
+  if (strlen(dir) >= sizeof buf) return -1;
+  strcpy(buf, dir);
+  for (char *p = buf + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+      *p = '/';
+    }
+  if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+  return 0;
+}
+
+/* Output names may contain characters a file name cannot. */
+static void file_name_of(const char *name, char *out, size_t cap) {
+  size_t k = 0;
+  for (const char *p = name; *p && k + 1 < cap; p++)
+    out[k++] = (*p == '/' || *p == '\\' || *p == ':') ? '_' : *p;
+  out[k] = '\0';
+}
+
+int ge_cli_run(const ge_cli_args *a) {
+  int rc = 1;
+  ge_session *s = NULL;
+  ge_tensor **ins = NULL, **outs = NULL;
+  ge_type *types = NULL;
+  double *times = NULL;
+  size_t n_in = 0, n_out = 0;
+  ge_graph *g = ge_cli_load(a);
+  if (!g) return 1;
+  n_in = ge_graph_num_inputs(g);
+  n_out = ge_graph_num_outputs(g);
+  types = ge_cli_input_types(g, a, true);
+  ins = calloc(n_in + 1, sizeof *ins);
+  outs = calloc(n_out + 1, sizeof *outs);
+  times = calloc((size_t)a->iters + 1, sizeof *times);
+  if (!types || !ins || !outs || !times) goto done;
+
+  for (size_t k = 0; k < a->n_inputs; k++) {
+    bool found = false;
+    for (size_t i = 0; i < n_in; i++) {
+      const char *name;
+      ge_dtype dt;
+      const int64_t *dims;
+      size_t rank;
+      ge_graph_input_info(g, i, &name, &dt, &dims, &rank);
+      if (!strcmp(name, a->inputs[k].key)) found = true;
+    }
+    if (!found) {
+      fprintf(stderr, "ge: --input names '%s', which is not an input of %s\n", a->inputs[k].key, a->model);
+      goto done;
+    }
+  }
+  for (size_t i = 0; i < n_in; i++) {
+    const char *name;
+    ge_dtype dt;
+    const int64_t *dims;
+    size_t rank;
+    ge_graph_input_info(g, i, &name, &dt, &dims, &rank);
+    const char *file = NULL;
+    for (size_t k = 0; k < a->n_inputs; k++)
+      if (!strcmp(a->inputs[k].key, name)) file = a->inputs[k].value;
+    ge_status st;
+    if (file) {
+      st = ge_npy_read(file, &ins[i]);
+      if (st != GE_OK) {
+        ge_cli_error("input", st);
+        goto done;
+      }
+    } else {
+      if (types[i].shape.rank < 0) {
+        fprintf(stderr, "ge: input '%s' has no known rank: give it with --input or --input-shape\n", name);
+        goto done;
+      }
+      st = ge_tensor_create(types[i].dtype, types[i].shape.dims, (size_t)types[i].shape.rank, &ins[i]);
+      if (st != GE_OK) {
+        ge_cli_error("input", st);
+        goto done;
+      }
+      fill_random(ins[i], i + 1);
+      if (!a->quiet) fprintf(stderr, "ge: input '%s' not given: using seeded random values\n", name);
+    }
+  }
+
+  ge_status st = ge_initialize(NULL, 0);
+  if (st == GE_OK) st = ge_session_create(a->options, a->n_options, &s);
+  if (st == GE_OK) st = ge_session_add_graph(s, 1, g);
+  if (st == GE_OK) st = ge_session_build_graph(s, 1);
+  if (st != GE_OK) {
+    ge_cli_error(a->model, st);
+    goto done;
+  }
+  int runs = a->iters > 1 ? a->iters + 1 : 1; /* one warm-up run when timing */
+  for (int r = 0; r < runs; r++) {
+    for (size_t o = 0; o < n_out; o++) {
+      ge_tensor_free(outs[o]);
+      outs[o] = NULL;
+    }
+    double t0 = now_ms();
+    st = ge_session_run_graph(s, 1, ins, n_in, outs, n_out);
+    double t1 = now_ms();
+    if (st != GE_OK) {
+      ge_cli_error(a->model, st);
+      goto done;
+    }
+    if (runs == 1 || r > 0) times[runs == 1 ? 0 : r - 1] = t1 - t0;
+  }
+  for (size_t o = 0; o < n_out; o++) {
+    const char *name;
+    ge_dtype dt;
+    const int64_t *dims;
+    size_t rank;
+    ge_graph_output_info(g, o, &name, &dt, &dims, &rank);
+    if (!a->quiet) print_output(name, outs[o]);
+    if (a->output_dir) {
+      if (mkdir_p(a->output_dir)) {
+        fprintf(stderr, "ge: cannot create output directory %s\n", a->output_dir);
+        goto done;
+      }
+      char fname[1024], path[4096];
+      file_name_of(name, fname, sizeof fname);
+      snprintf(path, sizeof path, "%s/%s.npy", a->output_dir, fname);
+      st = ge_npy_write(path, outs[o]);
+      if (st != GE_OK) {
+        ge_cli_error("output", st);
+        goto done;
+      }
+    }
+  }
+  int nt = a->iters > 1 ? a->iters : 1;
+  qsort(times, (size_t)nt, sizeof *times, cmp_double);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  if (nt > 1)
+    printf("latency: median %.3f ms, p90 %.3f ms, min %.3f ms over %d runs\n", times[nt / 2],
+           times[(nt * 9) / 10 < nt ? (nt * 9) / 10 : nt - 1], times[0], nt);
+  else
+    printf("latency: %.3f ms (one run)\n", times[0]);
+  printf("peak RSS: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
+  rc = 0;
+done:
+  if (outs)
+    for (size_t o = 0; o < n_out; o++) ge_tensor_free(outs[o]);
+  if (ins)
+    for (size_t i = 0; i < n_in; i++) ge_tensor_free(ins[i]);
+  free(outs);
+  free(ins);
+  free(types);
+  free(times);
+  ge_session_free(s);
+  ge_graph_free(g);
+  return rc;
+}
