@@ -8,7 +8,7 @@ MODELS ?= tests/models/out
 export PYTHONPATH := $(CURDIR)/python
 export GE_LIBRARY := $(CURDIR)/$(BUILD)/libge.so
 
-.PHONY: all setup build build-asan test test-c test-asan test-python conformance models demo bench fuzz install clean
+.PHONY: all setup build build-asan test test-c test-asan test-install test-conformance test-python conformance models demo bench fuzz install clean
 
 all: build
 
@@ -41,8 +41,15 @@ test-python: build models
 conformance: build
 	$(PY) tests/conformance/run.py --table
 
-test: test-c test-asan test-python
+test-install: build
+	tests/install/run.sh $(BUILD)
+
+test-conformance: build
 	$(PY) tests/conformance/run.py --ratchet tests/conformance/expected_failures.txt
+
+# pytest runs last: its closing line is the run's summary
+test: test-c test-asan test-install test-conformance
+	@$(MAKE) --no-print-directory test-python
 
 demo: build
 	@$(PY) scripts/demo.py --ge $(BUILD)/ge --out $(BUILD)/demo

@@ -180,7 +180,10 @@ GE_API ge_status ge_graph_set_opset(ge_graph *g, const char *domain, int64_t ver
 GE_API ge_status ge_graph_save(const ge_graph *g, const char *path);
 GE_API void ge_graph_free(ge_graph *g);
 
-/* Introspection (also used by the Python package). */
+/* Introspection (also used by the Python package).  The inputs listed are those a caller
+   feeds: an ONNX input that also has an initializer (a default) is not listed.  Before the
+   graph is compiled, a value whose dtype is not known yet reports GE_DTYPE_COUNT, and one
+   whose rank is not known reports rank 0. */
 GE_API size_t ge_graph_num_inputs(const ge_graph *g);
 GE_API size_t ge_graph_num_outputs(const ge_graph *g);
 GE_API size_t ge_graph_num_nodes(const ge_graph *g);

@@ -1,0 +1,300 @@
+/* Tensors: aligned storage, creation/wrapping with checked sizes, strings, clone, reads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+void *ge_aligned_alloc(size_t size) {
+  void *p = NULL;
+  if (size == 0) size = 1; /* a unique pointer even for empty tensors */
+  if (posix_memalign(&p, 64, size) != 0) return NULL;
+  return p;
+}
+
+void ge_aligned_free(void *p) { free(p); }
+
+static void dims_str(const int64_t *dims, int32_t rank, char *buf, size_t cap) {
+  size_t pos = 0;
+  int w = snprintf(buf, cap, "[");
+  pos = w > 0 ? (size_t)w : 0;
+  for (int32_t i = 0; dims && i < rank && pos < cap; i++) {
+    w = snprintf(buf + pos, cap - pos, "%s%lld", i ? "," : "", (long long)dims[i]);
+    if (w < 0) return;
+    pos += (size_t)w;
+  }
+  if (pos < cap) snprintf(buf + pos, cap - pos, "]");
+}
+
+/* Validates dtype/rank/dims and computes numel and nbytes with overflow checks. */
+static ge_status check_layout(ge_dtype dt, const int64_t *dims, int64_t rank, size_t *numel,
+                              size_t *nbytes) {
+  if ((int)dt < 0 || dt >= GE_DTYPE_COUNT)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "tensor: invalid dtype %d", (int)dt);
+  if (rank < 0 || rank > GE_MAX_RANK)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "tensor: rank %lld is out of range (max %d)",
+                    (long long)rank, GE_MAX_RANK);
+  if (rank > 0 && !dims)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "tensor: dims is NULL for rank %lld",
+                    (long long)rank);
+  size_t n = 1;
+  char buf[512];
+  for (int64_t i = 0; i < rank; i++) {
+    if (dims[i] < 0) {
+      dims_str(dims, (int32_t)rank, buf, sizeof buf);
+      return ge_error(GE_ERR_INVALID_ARGUMENT, "tensor: dims %s: dim %lld is negative (%lld)",
+                      buf, (long long)i, (long long)dims[i]);
+    }
+    if ((uint64_t)dims[i] > (uint64_t)SIZE_MAX || ge_mul_overflow_size(n, (size_t)dims[i], &n)) {
+      dims_str(dims, (int32_t)rank, buf, sizeof buf);
+      return ge_error(GE_ERR_INVALID_ARGUMENT, "tensor: dims %s: element count overflows", buf);
+    }
+  }
+  size_t nb;
+  if (ge_mul_overflow_size(n, ge_dtype_size(dt), &nb)) {
+    dims_str(dims, (int32_t)rank, buf, sizeof buf);
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "tensor: dims %s of %s: byte size overflows", buf,
+                    ge_dtype_name(dt));
+  }
+  *numel = n;
+  *nbytes = nb;
+  return GE_OK;
+}
+
+static void set_layout(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t rank, size_t numel,
+                       size_t nbytes) {
+  memset(t, 0, sizeof *t);
+  t->dtype = dt;
+  t->rank = rank;
+  for (int32_t i = 0; i < rank; i++) t->dims[i] = dims[i];
+  t->numel = numel;
+  t->nbytes = nbytes;
+}
+
+ge_status ge_tensor_init_alloc(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t rank) {
+  if (!t) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_init_alloc: NULL tensor");
+  size_t numel, nbytes;
+  GE_CHECK(check_layout(dt, dims, rank, &numel, &nbytes));
+  void *data = ge_aligned_alloc(nbytes);
+  if (!data) {
+    char buf[512];
+    dims_str(dims, rank, buf, sizeof buf);
+    return ge_error(GE_ERR_OUT_OF_MEMORY, "tensor: cannot allocate %zu bytes for %s %s", nbytes,
+                    ge_dtype_name(dt), buf);
+  }
+  memset(data, 0, nbytes);
+  set_layout(t, dt, dims, rank, numel, nbytes);
+  t->data = data;
+  t->owns = true;
+  return GE_OK;
+}
+
+void ge_tensor_release_storage(ge_tensor *t) {
+  if (!t) return;
+  if (t->owns && t->dtype == GE_STRING && t->data) {
+    char **s = (char **)t->data;
+    for (size_t i = 0; i < t->numel; i++) free(s[i]);
+  }
+  if (t->release) t->release(t->data, t->release_ctx);
+  if (t->owns) ge_aligned_free(t->data);
+  t->data = NULL;
+  t->release = NULL;
+  t->release_ctx = NULL;
+  t->owns = false;
+}
+
+void ge_tensor_view(ge_tensor *dst, const ge_tensor *src) {
+  if (!dst) return;
+  if (!src) {
+    memset(dst, 0, sizeof *dst);
+    return;
+  }
+  *dst = *src;
+  dst->release = NULL;
+  dst->release_ctx = NULL;
+  dst->owns = false;
+}
+
+ge_status ge_tensor_create(ge_dtype dt, const int64_t *dims, size_t rank, ge_tensor **out) {
+  if (!out) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_create: out is NULL");
+  *out = NULL;
+  if (rank > GE_MAX_RANK)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "tensor: rank %zu is out of range (max %d)", rank,
+                    GE_MAX_RANK);
+  ge_tensor *t = malloc(sizeof *t);
+  if (!t) return ge_error(GE_ERR_OUT_OF_MEMORY, "tensor: out of memory");
+  ge_status st = ge_tensor_init_alloc(t, dt, dims, (int32_t)rank);
+  if (st != GE_OK) {
+    free(t);
+    return st;
+  }
+  *out = t;
+  return GE_OK;
+}
+
+ge_status ge_tensor_wrap(ge_dtype dt, const int64_t *dims, size_t rank, void *data, size_t nbytes,
+                         void (*release)(void *data, void *ctx), void *ctx, ge_tensor **out) {
+  if (!out) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_wrap: out is NULL");
+  *out = NULL;
+  if (dt == GE_STRING)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_wrap: string tensors cannot wrap memory");
+  if (rank > GE_MAX_RANK)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "tensor: rank %zu is out of range (max %d)", rank,
+                    GE_MAX_RANK);
+  size_t numel, nb;
+  GE_CHECK(check_layout(dt, dims, (int64_t)rank, &numel, &nb));
+  if (nb != nbytes) {
+    char buf[512];
+    dims_str(dims, (int32_t)rank, buf, sizeof buf);
+    return ge_error(GE_ERR_INVALID_ARGUMENT,
+                    "ge_tensor_wrap: nbytes %zu does not match %s %s (%zu bytes)", nbytes,
+                    ge_dtype_name(dt), buf, nb);
+  }
+  if (!data && nbytes > 0)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_wrap: data is NULL for %zu bytes", nbytes);
+  ge_tensor *t = malloc(sizeof *t);
+  if (!t) return ge_error(GE_ERR_OUT_OF_MEMORY, "tensor: out of memory");
+  set_layout(t, dt, dims, (int32_t)rank, numel, nb);
+  t->data = data;
+  t->release = release;
+  t->release_ctx = ctx;
+  t->owns = false;
+  *out = t;
+  return GE_OK;
+}
+
+void ge_tensor_free(ge_tensor *t) {
+  if (!t) return;
+  ge_tensor_release_storage(t);
+  free(t);
+}
+
+ge_dtype ge_tensor_dtype(const ge_tensor *t) { return t ? t->dtype : (ge_dtype)0; }
+size_t ge_tensor_rank(const ge_tensor *t) { return t && t->rank > 0 ? (size_t)t->rank : 0; }
+const int64_t *ge_tensor_dims(const ge_tensor *t) { return t ? t->dims : NULL; }
+size_t ge_tensor_numel(const ge_tensor *t) { return t ? t->numel : 0; }
+size_t ge_tensor_nbytes(const ge_tensor *t) { return t ? t->nbytes : 0; }
+void *ge_tensor_data(const ge_tensor *t) { return t ? t->data : NULL; }
+
+ge_status ge_tensor_set_string(ge_tensor *t, size_t i, const char *s) {
+  if (!t) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_set_string: NULL tensor");
+  if (t->dtype != GE_STRING)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_set_string: tensor dtype is %s, not string",
+                    ge_dtype_name(t->dtype));
+  if (i >= t->numel)
+    return ge_error(GE_ERR_INVALID_ARGUMENT,
+                    "ge_tensor_set_string: index %zu is out of range (%zu elements)", i, t->numel);
+  if (!t->owns)
+    return ge_error(GE_ERR_INVALID_ARGUMENT,
+                    "ge_tensor_set_string: the tensor does not own its strings (a view)");
+  char *c = NULL;
+  if (s) {
+    c = strdup(s);
+    if (!c) return ge_error(GE_ERR_OUT_OF_MEMORY, "ge_tensor_set_string: out of memory");
+  }
+  char **d = (char **)t->data;
+  free(d[i]);
+  d[i] = c;
+  return GE_OK;
+}
+
+ge_status ge_tensor_clone(const ge_tensor *t, ge_tensor **out) {
+  if (!out) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_clone: out is NULL");
+  *out = NULL;
+  if (!t) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_clone: NULL tensor");
+  ge_tensor *c;
+  GE_CHECK(ge_tensor_create(t->dtype, t->dims, (size_t)(t->rank > 0 ? t->rank : 0), &c));
+  if (c->nbytes != t->nbytes) {
+    ge_tensor_free(c);
+    return ge_error(GE_ERR_INTERNAL, "ge_tensor_clone: inconsistent source tensor (%zu vs %zu bytes)",
+                    t->nbytes, c->nbytes);
+  }
+  if (t->dtype == GE_STRING) {
+    const char *const *src = (const char *const *)t->data;
+    char **dst = (char **)c->data;
+    for (size_t i = 0; src && i < c->numel; i++) {
+      if (!src[i]) continue;
+      dst[i] = strdup(src[i]);
+      if (!dst[i]) {
+        ge_tensor_free(c);
+        return ge_error(GE_ERR_OUT_OF_MEMORY, "ge_tensor_clone: out of memory");
+      }
+    }
+  } else if (c->nbytes && t->data) {
+    memcpy(c->data, t->data, c->nbytes);
+  }
+  *out = c;
+  return GE_OK;
+}
+
+ge_status ge_tensor_create_shape(ge_dtype dt, const ge_shape *s, ge_tensor **out) {
+  if (out) *out = NULL;
+  if (!s) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_create_shape: NULL shape");
+  if (!ge_shape_is_static(s)) {
+    char buf[256];
+    return ge_error(GE_ERR_SHAPE, "cannot create a tensor of non-static shape %s",
+                    ge_shape_str(s, NULL, buf, sizeof buf));
+  }
+  return ge_tensor_create(dt, s->dims, (size_t)s->rank, out);
+}
+
+void ge_tensor_shape(const ge_tensor *t, ge_shape *out) {
+  if (!out) return;
+  memset(out, 0, sizeof *out);
+  if (!t) return;
+  out->rank = t->rank;
+  for (int32_t i = 0; i < t->rank && i < GE_MAX_RANK; i++) out->dims[i] = t->dims[i];
+}
+
+double ge_tensor_get_f64(const ge_tensor *t, size_t i) {
+  if (!t || !t->data || i >= t->numel) return 0.0;
+  const void *p = t->data;
+  switch (t->dtype) {
+  case GE_F32: return ((const float *)p)[i];
+  case GE_F16: return ge_f16_to_f32(((const uint16_t *)p)[i]);
+  case GE_BF16: return ge_bf16_to_f32(((const uint16_t *)p)[i]);
+  case GE_F64: return ((const double *)p)[i];
+  case GE_I8: return ((const int8_t *)p)[i];
+  case GE_I16: return ((const int16_t *)p)[i];
+  case GE_I32: return ((const int32_t *)p)[i];
+  case GE_I64: return (double)((const int64_t *)p)[i];
+  case GE_U8: return ((const uint8_t *)p)[i];
+  case GE_U16: return ((const uint16_t *)p)[i];
+  case GE_U32: return ((const uint32_t *)p)[i];
+  case GE_U64: return (double)((const uint64_t *)p)[i];
+  case GE_BOOL: return ((const uint8_t *)p)[i] ? 1.0 : 0.0;
+  default: return 0.0;
+  }
+}
+
+/* float -> int64 without UB for NaN/out-of-range: saturates, NaN -> 0. */
+static int64_t f64_to_i64(double d) {
+  if (d != d) return 0;
+  if (d >= 9223372036854775807.0) return INT64_MAX;
+  if (d <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)d;
+}
+
+int64_t ge_tensor_get_i64(const ge_tensor *t, size_t i) {
+  if (!t || !t->data || i >= t->numel) return 0;
+  const void *p = t->data;
+  switch (t->dtype) {
+  case GE_F32: return f64_to_i64(((const float *)p)[i]);
+  case GE_F16: return f64_to_i64(ge_f16_to_f32(((const uint16_t *)p)[i]));
+  case GE_BF16: return f64_to_i64(ge_bf16_to_f32(((const uint16_t *)p)[i]));
+  case GE_F64: return f64_to_i64(((const double *)p)[i]);
+  case GE_I8: return ((const int8_t *)p)[i];
+  case GE_I16: return ((const int16_t *)p)[i];
+  case GE_I32: return ((const int32_t *)p)[i];
+  case GE_I64: return ((const int64_t *)p)[i];
+  case GE_U8: return ((const uint8_t *)p)[i];
+  case GE_U16: return ((const uint16_t *)p)[i];
+  case GE_U32: return ((const uint32_t *)p)[i];
+  case GE_U64: {
+    uint64_t u = ((const uint64_t *)p)[i];
+    return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+  }
+  case GE_BOOL: return ((const uint8_t *)p)[i] ? 1 : 0;
+  default: return 0;
+  }
+}
