@@ -7,12 +7,14 @@ extern const ge_op_schema ge_schemas_elementwise[];
 extern const ge_op_schema ge_schemas_nn[];
 extern const ge_op_schema ge_schemas_shape[];
 extern const ge_op_schema ge_schemas_reduce[];
+extern const ge_op_schema ge_schemas_fused[];
 
 static const ge_op_schema *const families[] = {
     ge_schemas_elementwise,
     ge_schemas_nn,
     ge_schemas_shape,
     ge_schemas_reduce,
+    ge_schemas_fused,
 };
 
 static bool domain_eq(const char *a, const char *b) {

@@ -7,12 +7,14 @@ extern const ge_kernel_def ge_ref_kernels_elementwise[];
 extern const ge_kernel_def ge_ref_kernels_nn[];
 extern const ge_kernel_def ge_ref_kernels_shape[];
 extern const ge_kernel_def ge_ref_kernels_reduce[];
+extern const ge_kernel_def ge_ref_kernels_fused[];
 
 static const ge_kernel_def *const families[] = {
     ge_ref_kernels_elementwise,
     ge_ref_kernels_nn,
     ge_ref_kernels_shape,
     ge_ref_kernels_reduce,
+    ge_ref_kernels_fused,
 };
 
 static bool domain_eq(const char *a, const char *b) {
