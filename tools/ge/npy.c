@@ -92,9 +92,9 @@ ge_status ge_npy_read(const char *path, ge_tensor **out) {
     st = ge_error(GE_ERR_PARSE, "%s: truncated .npy header", path);
     goto done;
   }
-  ge_dtype dt;
+  ge_dtype dt = GE_F32;
   int64_t dims[GE_MAX_RANK];
-  size_t rank;
+  size_t rank = 0;
   st = parse_header(path, hdr, &dt, dims, &rank);
   if (st != GE_OK) goto done;
   st = ge_tensor_create(dt, dims, rank, out);
