@@ -1,0 +1,50 @@
+"""ge — a graph compiler and executor for deep-learning models (Python bindings).
+
+    sess = ge.InferenceSession("model.onnx", threads=2, precision="fp32")
+    outs = sess.run(None, {"x": array})
+
+    ge.initialize({"ge.graphRunMode": "1"})
+    with ge.Session() as s:
+        s.add_graph(1, ge.Graph.load("model.onnx"))
+        outs = s.run_graph(1, [array])
+        fut = s.run_graph_async(1, [array])   # concurrent.futures.Future
+    ge.finalize()
+
+    ge.onnx_backend                             # an onnx.backend.base.Backend
+
+The shared library is loaded from $GE_LIBRARY, else python/ge/libge.so, else <repo>/build/libge.so.
+"""
+
+from ._lib import (CallbackError, GeError, InternalError, InvalidArgument, NotFound,
+                   OutOfMemory, ParseError, ShapeError, StateError, Unsupported, bfloat16,
+                   library_path)
+from ._lib import IOError_ as IOError  # noqa: A001 - ge.IOError, a GeError subclass
+from .session import (Graph, InferenceSession, Session, ValueInfo, finalize, initialize)
+
+
+def version():
+    """The library's version string ("0.1.0")."""
+    from . import _lib
+    v = _lib.ge_version()
+    return v.decode() if v else ""
+
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # `ge.onnx_backend` imports onnx lazily: the rest of the package works without onnx.
+    if name == "onnx_backend":
+        from .backend import GeBackend
+        globals()["onnx_backend"] = GeBackend
+        return GeBackend
+    if name == "backend":
+        import importlib
+        return importlib.import_module(".backend", __name__)
+    raise AttributeError("module 'ge' has no attribute %r" % name)
+
+
+__all__ = ["GeError", "InvalidArgument", "NotFound", "Unsupported", "ParseError", "ShapeError",
+           "OutOfMemory", "StateError", "IOError", "CallbackError", "InternalError",
+           "Graph", "InferenceSession", "Session", "ValueInfo", "initialize", "finalize",
+           "onnx_backend", "bfloat16", "library_path", "version"]
