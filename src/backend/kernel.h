@@ -62,7 +62,13 @@ typedef struct ge_kernel_def {
   ge_kernel kernel;
 } ge_kernel_def;
 
-/* Find the CPU kernel for (domain, op, opset); NULL if none. */
+/* The reference CPU kernel for (domain, op, opset); NULL if none. */
 const ge_kernel *ge_cpu_find_kernel(const char *domain, const char *name, int64_t opset);
+/* Every CPU kernel for (domain, op, opset) in the order the compiler tries them: the fast
+   kernels (oneDNN, vectorised) first, the reference kernel last.  A fast kernel whose prepare
+   returns GE_ERR_UNSUPPORTED declines the node (a configuration it does not handle) and the
+   next candidate is tried.  Fast tables are `const ge_kernel_def ge_fast_kernels_<name>[]`. */
+size_t ge_cpu_find_kernels(const char *domain, const char *name, int64_t opset,
+                           const ge_kernel **out, size_t cap);
 
 #endif

@@ -58,6 +58,28 @@ void ge_plan_free(ge_plan *p) {
   free(p);
 }
 
+#define GE_MAX_KERNEL_CANDIDATES 8
+
+/* Picks and prepares a kernel: the fast candidates first; one whose prepare answers
+   GE_ERR_UNSUPPORTED declines, and the next is tried.  *k is NULL when no kernel exists. */
+static ge_status pick_kernel(const ge_prepare_ctx *pc, const ge_kernel **k, void **state) {
+  const ge_node *n = pc->node;
+  const ge_kernel *cand[GE_MAX_KERNEL_CANDIDATES];
+  size_t nc = ge_cpu_find_kernels(n->domain, n->op_type, n->opset, cand, GE_MAX_KERNEL_CANDIDATES);
+  *k = NULL;
+  *state = NULL;
+  for (size_t i = 0; i < nc; i++) {
+    ge_status st = cand[i]->prepare ? cand[i]->prepare(pc, state) : GE_OK;
+    if (st == GE_OK) {
+      *k = cand[i];
+      return GE_OK;
+    }
+    *state = NULL;
+    if (st != GE_ERR_UNSUPPORTED || i + 1 == nc) return st;
+  }
+  return GE_OK;
+}
+
 /* Runs one node on constant inputs at compile time.  *done is false when the node cannot be
    folded (no kernel, too big): that is not an error here. */
 static ge_status fold_node(ge_plan *p, const ge_node *n, const ge_infer_input *in, const ge_type *out_t,
@@ -74,14 +96,18 @@ static ge_status fold_node(ge_plan *p, const ge_node *n, const ge_infer_input *i
   for (size_t i = 0; i < n->n_inputs; i++)
     if (in[i].present && in[i].value) in_bytes += in[i].value->nbytes;
   if (out_bytes > GE_FOLD_SMALL_BYTES && out_bytes > 2 * in_bytes) return GE_OK;
-  const ge_kernel *k = ge_cpu_find_kernel(n->domain, n->op_type, n->opset);
-  if (!k || k->dynamic_output) return GE_OK;
 
   ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
                        .n_out = n->n_outputs, .in = in, .out = out_t,
                        .intra_threads = p->opts.intra_threads};
+  const ge_kernel *k = NULL;
   void *state = NULL;
-  if (k->prepare) GE_CHECK(k->prepare(&pc, &state));
+  GE_CHECK(pick_kernel(&pc, &k, &state));
+  if (!k) return GE_OK;
+  if (k->dynamic_output) { /* shapes unknown until it runs: leave it to the executor */
+    if (k->release && state) k->release(state);
+    return GE_OK;
+  }
   ge_status st = GE_OK;
   ge_tensor **ins = calloc(n->n_inputs + 1, sizeof *ins);
   ge_tensor *in_views = calloc(n->n_inputs + 1, sizeof *in_views);
@@ -132,7 +158,12 @@ done:
 
 static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in, const ge_type *out_t) {
   char where[256];
-  const ge_kernel *k = ge_cpu_find_kernel(n->domain, n->op_type, n->opset);
+  ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
+                       .n_out = n->n_outputs, .in = in, .out = out_t,
+                       .intra_threads = p->opts.intra_threads};
+  const ge_kernel *k = NULL;
+  void *state = NULL;
+  GE_CHECK(pick_kernel(&pc, &k, &state));
   if (!k)
     return ge_error(GE_ERR_UNSUPPORTED, "%s: no CPU kernel for op %s%s%s at opset %lld",
                     ge_node_desc(n, where, sizeof where), n->domain[0] ? n->domain : "",
@@ -140,6 +171,7 @@ static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in
   ge_step *s = &p->steps[p->n_steps];
   memset(s, 0, sizeof *s);
   s->k = k;
+  s->state = state;
   s->node = n;
   s->n_in = (uint32_t)n->n_inputs;
   s->n_out = (uint32_t)n->n_outputs;
@@ -148,6 +180,7 @@ static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in
   if (!s->in || !s->out) {
     free(s->in);
     free(s->out);
+    if (k->release && state) k->release(state);
     return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling %s", ge_node_desc(n, where, sizeof where));
   }
   s->static_out = true;
@@ -156,11 +189,7 @@ static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in
     s->out[o] = n->outputs[o] < 0 ? GE_SLOT_NONE : (uint32_t)n->outputs[o];
     if (n->outputs[o] >= 0 && !type_is_static_tensor(&out_t[o])) s->static_out = false;
   }
-  p->n_steps++; /* counted before prepare so that ge_plan_free releases the arrays */
-  ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
-                       .n_out = n->n_outputs, .in = in, .out = out_t,
-                       .intra_threads = p->opts.intra_threads};
-  if (k->prepare) GE_CHECK(k->prepare(&pc, &s->state));
+  p->n_steps++;
   return GE_OK;
 }
 

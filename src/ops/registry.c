@@ -8,6 +8,13 @@ extern const ge_op_schema ge_schemas_nn[];
 extern const ge_op_schema ge_schemas_shape[];
 extern const ge_op_schema ge_schemas_reduce[];
 extern const ge_op_schema ge_schemas_fused[];
+extern const ge_op_schema ge_schemas_nn2[];
+extern const ge_op_schema ge_schemas_quant[];
+extern const ge_op_schema ge_schemas_rnn[];
+extern const ge_op_schema ge_schemas_signal[];
+extern const ge_op_schema ge_schemas_text[];
+extern const ge_op_schema ge_schemas_random[];
+extern const ge_op_schema ge_schemas_ge[];
 
 static const ge_op_schema *const families[] = {
     ge_schemas_elementwise,
@@ -15,6 +22,13 @@ static const ge_op_schema *const families[] = {
     ge_schemas_shape,
     ge_schemas_reduce,
     ge_schemas_fused,
+    ge_schemas_nn2,
+    ge_schemas_quant,
+    ge_schemas_rnn,
+    ge_schemas_signal,
+    ge_schemas_text,
+    ge_schemas_random,
+    ge_schemas_ge,
 };
 
 static bool domain_eq(const char *a, const char *b) {

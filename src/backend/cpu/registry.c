@@ -8,6 +8,13 @@ extern const ge_kernel_def ge_ref_kernels_nn[];
 extern const ge_kernel_def ge_ref_kernels_shape[];
 extern const ge_kernel_def ge_ref_kernels_reduce[];
 extern const ge_kernel_def ge_ref_kernels_fused[];
+extern const ge_kernel_def ge_ref_kernels_nn2[];
+extern const ge_kernel_def ge_ref_kernels_quant[];
+extern const ge_kernel_def ge_ref_kernels_rnn[];
+extern const ge_kernel_def ge_ref_kernels_signal[];
+extern const ge_kernel_def ge_ref_kernels_text[];
+extern const ge_kernel_def ge_ref_kernels_random[];
+extern const ge_kernel_def ge_ref_kernels_ge[];
 
 static const ge_kernel_def *const families[] = {
     ge_ref_kernels_elementwise,
@@ -15,6 +22,20 @@ static const ge_kernel_def *const families[] = {
     ge_ref_kernels_shape,
     ge_ref_kernels_reduce,
     ge_ref_kernels_fused,
+    ge_ref_kernels_nn2,
+    ge_ref_kernels_quant,
+    ge_ref_kernels_rnn,
+    ge_ref_kernels_signal,
+    ge_ref_kernels_text,
+    ge_ref_kernels_random,
+    ge_ref_kernels_ge,
+};
+
+extern const ge_kernel_def ge_fast_kernels_dnnl[];
+
+/* Tried before the reference kernels, in this order. */
+static const ge_kernel_def *const fast_families[] = {
+    ge_fast_kernels_dnnl,
 };
 
 static bool domain_eq(const char *a, const char *b) {
@@ -30,4 +51,20 @@ const ge_kernel *ge_cpu_find_kernel(const char *domain, const char *name, int64_
           (k->until == 0 || opset <= k->until))
         return &k->kernel;
   return NULL;
+}
+
+static bool def_matches(const ge_kernel_def *k, const char *domain, const char *name, int64_t opset) {
+  return !strcmp(k->name, name) && domain_eq(k->domain, domain) && opset >= k->since &&
+         (k->until == 0 || opset <= k->until);
+}
+
+size_t ge_cpu_find_kernels(const char *domain, const char *name, int64_t opset,
+                           const ge_kernel **out, size_t cap) {
+  size_t n = 0;
+  for (size_t f = 0; f < sizeof fast_families / sizeof fast_families[0]; f++)
+    for (const ge_kernel_def *k = fast_families[f]; k->name; k++)
+      if (n < cap && def_matches(k, domain, name, opset)) out[n++] = &k->kernel;
+  const ge_kernel *ref = ge_cpu_find_kernel(domain, name, opset);
+  if (ref && n < cap) out[n++] = ref;
+  return n;
 }
