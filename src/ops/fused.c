@@ -1,6 +1,127 @@
-/* Schemas of the fused ops (domain ai.ge) that the compiler's fusion passes create. */
+/* Schemas of the fused ops (domain ai.ge) that the compiler's fusion passes create.  See
+ * ops/fused.h for their definitions.  The Conv/Gemm/MatMul parts reuse the ONNX schemas. */
+#include <string.h>
+
+#include "ops/fused.h"
 #include "ops/op.h"
 
+static ge_status check_act(ge_infer_ctx *c) {
+  const char *a = ge_node_attr_string(c->node, "activation", "");
+  if (ge_fused_act_parse(a) == GE_ACT_COUNT)
+    return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "unknown activation '%s'", a);
+  return GE_OK;
+}
+
+/* Runs the ONNX schema `op` on the first n_in inputs. */
+static ge_status delegate(ge_infer_ctx *c, const char *op, int64_t opset, size_t n_in) {
+  const ge_op_schema *s = ge_op_find_schema("", op, opset);
+  if (!s || !s->infer) return ge_infer_fail(c, GE_ERR_INTERNAL, "no schema for %s", op);
+  ge_infer_ctx d = *c;
+  d.opset = opset;
+  d.n_in = c->n_in < n_in ? c->n_in : n_in;
+  return s->infer(&d);
+}
+
+static ge_status infer_fused_conv(ge_infer_ctx *c) {
+  GE_CHECK(check_act(c));
+  GE_CHECK(delegate(c, "Conv", 11, 3));
+  if (c->n_in > 3 && c->in[3].present && c->in[3].type) {
+    const ge_type *s = c->in[3].type;
+    if (s->dtype != GE_DTYPE_COUNT && s->dtype != c->out[0].dtype)
+      return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "input 3 (Sum) has dtype %s, the output %s",
+                           ge_dtype_name(s->dtype), ge_dtype_name(c->out[0].dtype));
+    const ge_shape *o = &c->out[0].shape;
+    if (s->shape.rank >= 0 && o->rank >= 0) {
+      bool ok = s->shape.rank == o->rank;
+      for (int32_t d = 0; ok && d < o->rank; d++)
+        if (s->shape.dims[d] >= 0 && o->dims[d] >= 0 && s->shape.dims[d] != o->dims[d]) ok = false;
+      if (!ok) return ge_infer_fail(c, GE_ERR_SHAPE, "input 3 (Sum) does not have the output's shape");
+    }
+  }
+  return GE_OK;
+}
+
+static ge_status infer_fused_gemm(ge_infer_ctx *c) {
+  GE_CHECK(check_act(c));
+  return delegate(c, "Gemm", 13, 3);
+}
+
+static ge_status infer_fused_matmul(ge_infer_ctx *c) {
+  GE_CHECK(check_act(c));
+  GE_CHECK(delegate(c, "MatMul", 13, 2));
+  if (c->n_in > 2 && c->in[2].present && c->in[2].type) {
+    const ge_type *b = c->in[2].type;
+    const ge_shape *o = &c->out[0].shape;
+    if (b->shape.rank > 1)
+      return ge_infer_fail(c, GE_ERR_SHAPE, "input 2 (Bias) must be 1-D, got rank %d", b->shape.rank);
+    if (b->shape.rank == 1 && o->rank >= 1 && b->shape.dims[0] >= 0 && o->dims[o->rank - 1] >= 0 &&
+        b->shape.dims[0] != o->dims[o->rank - 1])
+      return ge_infer_fail(c, GE_ERR_SHAPE, "input 2 (Bias) has %lld entries, the output's last dim is %lld",
+                           (long long)b->shape.dims[0], (long long)o->dims[o->rank - 1]);
+  }
+  return GE_OK;
+}
+
+static const ge_dtype k_float[] = {GE_F32, GE_DTYPE_COUNT};
+
+static ge_status infer_layernorm(ge_infer_ctx *c) {
+  GE_CHECK(ge_infer_check_dtype(c, 0, k_float));
+  ge_infer_copy(c, 0, 0);
+  if (c->in[0].type->shape.rank >= 0) {
+    int64_t axis;
+    GE_CHECK(ge_infer_axis(c, ge_node_attr_int(c->node, "axis", -1), c->in[0].type->shape.rank, &axis));
+  }
+  return GE_OK;
+}
+
+static ge_status infer_gelu(ge_infer_ctx *c) {
+  GE_CHECK(ge_infer_check_dtype(c, 0, k_float));
+  const char *a = ge_node_attr_string(c->node, "approximate", "none");
+  if (strcmp(a, "none") && strcmp(a, "tanh"))
+    return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "approximate must be 'none' or 'tanh', got '%s'", a);
+  ge_infer_copy(c, 0, 0);
+  return GE_OK;
+}
+
+/* Q [..,M,D], KT [..,D,N], V [..,N,Dv] -> [broadcast(..), M, Dv] */
+static ge_status infer_attention(ge_infer_ctx *c) {
+  for (size_t i = 0; i < 3; i++) GE_CHECK(ge_infer_check_dtype(c, i, k_float));
+  if (c->n_in > 3 && c->in[3].present) GE_CHECK(ge_infer_check_dtype(c, 3, k_float));
+  const ge_shape *q = &c->in[0].type->shape, *k = &c->in[1].type->shape, *v = &c->in[2].type->shape;
+  if (q->rank < 0 || k->rank < 0 || v->rank < 0) {
+    ge_infer_set(c, 0, GE_F32, NULL);
+    return GE_OK;
+  }
+  if (q->rank < 2 || k->rank < 2 || v->rank < 2)
+    return ge_infer_fail(c, GE_ERR_SHAPE, "Q, KT and V must have rank >= 2 (got %d, %d, %d)",
+                         q->rank, k->rank, v->rank);
+  int64_t qd = q->dims[q->rank - 1], kd = k->dims[k->rank - 2], kn = k->dims[k->rank - 1],
+          vn = v->dims[v->rank - 2];
+  if (qd >= 0 && kd >= 0 && qd != kd)
+    return ge_infer_fail(c, GE_ERR_SHAPE, "Q's last dim %lld differs from KT's second-last %lld",
+                         (long long)qd, (long long)kd);
+  if (kn >= 0 && vn >= 0 && kn != vn)
+    return ge_infer_fail(c, GE_ERR_SHAPE, "KT's last dim %lld differs from V's second-last %lld",
+                         (long long)kn, (long long)vn);
+  ge_shape bq = {.rank = q->rank - 2}, bk = {.rank = k->rank - 2}, bv = {.rank = v->rank - 2}, t, o;
+  memcpy(bq.dims, q->dims, (size_t)bq.rank * sizeof *q->dims);
+  memcpy(bk.dims, k->dims, (size_t)bk.rank * sizeof *k->dims);
+  memcpy(bv.dims, v->dims, (size_t)bv.rank * sizeof *v->dims);
+  if (ge_shape_broadcast(&bq, &bk, &t) != GE_OK || ge_shape_broadcast(&t, &bv, &o) != GE_OK)
+    return ge_infer_fail(c, GE_ERR_SHAPE, "batch dims of Q, KT and V do not broadcast");
+  if (o.rank + 2 > GE_MAX_RANK) return ge_infer_fail(c, GE_ERR_SHAPE, "result rank too large");
+  o.dims[o.rank++] = q->dims[q->rank - 2];
+  o.dims[o.rank++] = v->dims[v->rank - 1];
+  ge_infer_set(c, 0, GE_F32, &o);
+  return GE_OK;
+}
+
 const ge_op_schema ge_schemas_fused[] = {
+    {GE_FUSED_DOMAIN, "FusedConv", 1, 0, 2, 4, 1, 1, infer_fused_conv},
+    {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, 2, 3, 1, 1, infer_fused_gemm},
+    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, 2, 3, 1, 1, infer_fused_matmul},
+    {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, 1, 3, 1, 1, infer_layernorm},
+    {GE_FUSED_DOMAIN, "Gelu", 1, 0, 1, 1, 1, 1, infer_gelu},
+    {GE_FUSED_DOMAIN, "Attention", 1, 0, 3, 4, 1, 1, infer_attention},
     {0},
 };

@@ -1,6 +1,374 @@
-/* Reference CPU kernels of the fused ops (domain ai.ge). */
+/* Reference CPU kernels of the fused ops (domain ai.ge; see ops/fused.h).  FusedConv,
+ * FusedGemm and FusedMatMul run the ONNX kernel of their base op (found in the registry),
+ * then add the Sum / Bias and apply the activation in place on the output.  LayerNormalization,
+ * Gelu and Attention are direct implementations (float32). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/gemm.h"
 #include "backend/kernel.h"
+#include "ops/fused.h"
+
+static const ge_dtype k_f32[] = {GE_F32, GE_DTYPE_COUNT};
+
+/* ------------------------------------------------------------------ activations */
+
+static void apply_act(float *y, size_t n, ge_fused_act act, float p0, float p1) {
+  switch (act) {
+  case GE_ACT_NONE: break;
+  case GE_ACT_RELU:
+    for (size_t i = 0; i < n; i++) y[i] = y[i] > 0.f ? y[i] : 0.f;
+    break;
+  case GE_ACT_LEAKY_RELU:
+    for (size_t i = 0; i < n; i++) y[i] = y[i] >= 0.f ? y[i] : p0 * y[i];
+    break;
+  case GE_ACT_CLIP:
+    for (size_t i = 0; i < n; i++) y[i] = y[i] < p0 ? p0 : y[i] > p1 ? p1 : y[i];
+    break;
+  case GE_ACT_SIGMOID:
+    for (size_t i = 0; i < n; i++) y[i] = 1.f / (1.f + expf(-y[i]));
+    break;
+  case GE_ACT_TANH:
+    for (size_t i = 0; i < n; i++) y[i] = tanhf(y[i]);
+    break;
+  case GE_ACT_GELU:
+    for (size_t i = 0; i < n; i++) y[i] = 0.5f * y[i] * (1.f + erff(y[i] * 0.70710678118654752f));
+    break;
+  case GE_ACT_GELU_TANH:
+    for (size_t i = 0; i < n; i++) {
+      float x = y[i];
+      y[i] = 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    }
+    break;
+  case GE_ACT_SILU:
+    for (size_t i = 0; i < n; i++) y[i] = y[i] / (1.f + expf(-y[i]));
+    break;
+  case GE_ACT_HARD_SWISH:
+    for (size_t i = 0; i < n; i++) {
+      float t = y[i] / 6.f + 0.5f;
+      t = t < 0.f ? 0.f : t > 1.f ? 1.f : t;
+      y[i] *= t;
+    }
+    break;
+  case GE_ACT_HARD_SIGMOID:
+    for (size_t i = 0; i < n; i++) {
+      float t = p0 * y[i] + p1;
+      y[i] = t < 0.f ? 0.f : t > 1.f ? 1.f : t;
+    }
+    break;
+  default: break;
+  }
+}
+
+/* ------------------------------------------------------------------ Conv/Gemm/MatMul + post-ops */
+
+typedef struct fused_state {
+  const ge_kernel *inner;
+  void *inner_state;
+  size_t inner_n_in;   /* inputs the base op sees */
+  ge_fused_act act;
+  float p0, p1;
+  int post_input;      /* FusedConv: Sum (3); FusedMatMul: Bias (2); -1: none */
+  bool bias_last_dim;  /* post input added along the last dim (MatMul bias) vs elementwise (sum) */
+} fused_state;
+
+static void fused_release(void *st) {
+  fused_state *s = st;
+  if (!s) return;
+  if (s->inner && s->inner->release && s->inner_state) s->inner->release(s->inner_state);
+  free(s);
+}
+
+static ge_status fused_prepare_common(const ge_prepare_ctx *p, const char *base, int64_t opset,
+                                      size_t base_n_in, int post_input, bool last_dim, void **state) {
+  for (size_t i = 0; i < p->n_in; i++)
+    if (p->in[i].present) GE_CHECK(ge_prepare_check_dtype(p, i, k_f32));
+  const char *an = ge_node_attr_string(p->node, "activation", "");
+  ge_fused_act act = ge_fused_act_parse(an);
+  if (act == GE_ACT_COUNT)
+    return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "unknown activation '%s'", an);
+  const ge_kernel *k = ge_cpu_find_kernel("", base, opset);
+  if (!k) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "no CPU kernel for the base op %s", base);
+  fused_state *s = calloc(1, sizeof *s);
+  if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  s->inner = k;
+  s->inner_n_in = p->n_in < base_n_in ? p->n_in : base_n_in;
+  s->act = act;
+  const float *ap = NULL;
+  size_t na = 0;
+  ge_node_attr_floats(p->node, "activation_params", &ap, &na);
+  s->p0 = na > 0 ? ap[0] : act == GE_ACT_LEAKY_RELU ? 0.01f : act == GE_ACT_HARD_SIGMOID ? 0.2f : -FLT_MAX;
+  s->p1 = na > 1 ? ap[1] : act == GE_ACT_HARD_SIGMOID ? 0.5f : FLT_MAX;
+  s->post_input = post_input >= 0 && (size_t)post_input < p->n_in && p->in[post_input].present ? post_input : -1;
+  s->bias_last_dim = last_dim;
+  ge_prepare_ctx ip = *p;
+  ip.opset = opset;
+  ip.n_in = s->inner_n_in;
+  if (k->prepare) {
+    ge_status st = k->prepare(&ip, &s->inner_state);
+    if (st != GE_OK) {
+      free(s);
+      return st;
+    }
+  }
+  *state = s;
+  return GE_OK;
+}
+
+static ge_status fused_run(const void *state, ge_kctx *ctx) {
+  const fused_state *s = state;
+  ge_kctx ic = *ctx;
+  ic.n_in = s->inner_n_in;
+  GE_CHECK(s->inner->run(s->inner_state, &ic));
+  ge_tensor *Y = ctx->out[0];
+  if (!Y) return GE_OK;
+  if (Y->dtype != GE_F32) return ge_kctx_fail(ctx, GE_ERR_UNSUPPORTED, "output dtype %s (float32 only)", ge_dtype_name(Y->dtype));
+  float *y = Y->data;
+  if (s->post_input >= 0 && (size_t)s->post_input < ctx->n_in && ctx->in[s->post_input]) {
+    const ge_tensor *P = ctx->in[s->post_input];
+    const float *pv = P->data;
+    if (s->bias_last_dim) {
+      size_t n = Y->rank ? (size_t)Y->dims[Y->rank - 1] : 1;
+      if (P->numel != n)
+        return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input %d (Bias) has %zu entries, the output's last dim is %zu",
+                            s->post_input, P->numel, n);
+      for (size_t r = 0; n && r < Y->numel / n; r++)
+        for (size_t j = 0; j < n; j++) y[r * n + j] += pv[j];
+    } else {
+      if (P->numel != Y->numel)
+        return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input %d (Sum) has %zu elements, the output %zu",
+                            s->post_input, P->numel, Y->numel);
+      for (size_t i = 0; i < Y->numel; i++) y[i] += pv[i];
+    }
+  }
+  apply_act(y, Y->numel, s->act, s->p0, s->p1);
+  return GE_OK;
+}
+
+static ge_status fconv_prepare(const ge_prepare_ctx *p, void **state) {
+  return fused_prepare_common(p, "Conv", 11, 3, 3, false, state);
+}
+static ge_status fgemm_prepare(const ge_prepare_ctx *p, void **state) {
+  return fused_prepare_common(p, "Gemm", 13, 3, -1, false, state);
+}
+static ge_status fmatmul_prepare(const ge_prepare_ctx *p, void **state) {
+  return fused_prepare_common(p, "MatMul", 13, 2, 2, true, state);
+}
+
+/* ------------------------------------------------------------------ LayerNormalization */
+
+typedef struct ln_state {
+  int64_t axis;
+  float eps;
+} ln_state;
+
+static ge_status ln_prepare(const ge_prepare_ctx *p, void **state) {
+  for (size_t i = 0; i < p->n_in; i++)
+    if (p->in[i].present) GE_CHECK(ge_prepare_check_dtype(p, i, k_f32));
+  ln_state *s = calloc(1, sizeof *s);
+  if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  s->axis = ge_node_attr_int(p->node, "axis", -1);
+  s->eps = ge_node_attr_float(p->node, "epsilon", 1e-5f);
+  *state = s;
+  return GE_OK;
+}
+
+static ge_status ln_run(const void *state, ge_kctx *ctx) {
+  const ln_state *s = state;
+  const ge_tensor *X = ctx->in[0];
+  const ge_tensor *Sc = ctx->n_in > 1 ? ctx->in[1] : NULL, *Bi = ctx->n_in > 2 ? ctx->in[2] : NULL;
+  ge_tensor *Y = ctx->out[0];
+  int64_t axis = s->axis < 0 ? s->axis + X->rank : s->axis;
+  if (axis < 0 || axis >= X->rank)
+    return ge_kctx_fail(ctx, GE_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
+                        (long long)s->axis, X->rank);
+  size_t inner = 1;
+  for (int32_t d = (int32_t)axis; d < X->rank; d++) inner *= (size_t)X->dims[d];
+  if (Sc && Sc->numel != inner)
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input 1 (Scale) has %zu elements, the normalized size is %zu", Sc->numel, inner);
+  if (Bi && Bi->numel != inner)
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input 2 (Bias) has %zu elements, the normalized size is %zu", Bi->numel, inner);
+  if (!inner) return GE_OK;
+  size_t outer = X->numel / inner;
+  const float *x = X->data, *sc = Sc ? Sc->data : NULL, *bi = Bi ? Bi->data : NULL;
+  float *y = Y->data;
+  for (size_t o = 0; o < outer; o++) {
+    const float *xr = x + o * inner;
+    float *yr = y + o * inner;
+    double mean = 0, var = 0;
+    for (size_t i = 0; i < inner; i++) mean += xr[i];
+    mean /= (double)inner;
+    for (size_t i = 0; i < inner; i++) {
+      double d = xr[i] - mean;
+      var += d * d;
+    }
+    var /= (double)inner;
+    float m = (float)mean, rs = (float)(1.0 / sqrt(var + s->eps));
+    for (size_t i = 0; i < inner; i++) {
+      float v = (xr[i] - m) * rs;
+      if (sc) v *= sc[i];
+      if (bi) v += bi[i];
+      yr[i] = v;
+    }
+  }
+  return GE_OK;
+}
+
+/* ------------------------------------------------------------------ Gelu */
+
+static ge_status gelu_prepare(const ge_prepare_ctx *p, void **state) {
+  GE_CHECK(ge_prepare_check_dtype(p, 0, k_f32));
+  const char *a = ge_node_attr_string(p->node, "approximate", "none");
+  ge_fused_act *s = malloc(sizeof *s);
+  if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  *s = !strcmp(a, "tanh") ? GE_ACT_GELU_TANH : GE_ACT_GELU;
+  *state = s;
+  return GE_OK;
+}
+
+static ge_status gelu_run(const void *state, ge_kctx *ctx) {
+  const ge_tensor *X = ctx->in[0];
+  ge_tensor *Y = ctx->out[0];
+  if (X->numel != Y->numel) return ge_kctx_fail(ctx, GE_ERR_SHAPE, "output size differs from input size");
+  if (X->numel) memcpy(Y->data, X->data, X->numel * sizeof(float));
+  apply_act(Y->data, Y->numel, *(const ge_fused_act *)state, 0, 0);
+  return GE_OK;
+}
+
+/* ------------------------------------------------------------------ Attention */
+
+typedef struct attn_state {
+  float scale;
+} attn_state;
+
+static ge_status attn_prepare(const ge_prepare_ctx *p, void **state) {
+  for (size_t i = 0; i < p->n_in; i++)
+    if (p->in[i].present) GE_CHECK(ge_prepare_check_dtype(p, i, k_f32));
+  attn_state *s = calloc(1, sizeof *s);
+  if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  s->scale = ge_node_attr_float(p->node, "scale", 1.0f);
+  *state = s;
+  return GE_OK;
+}
+
+/* Strides (in elements) of tensor t's batch dims right-aligned to an output batch shape of
+   rank rb (0 where t broadcasts); false when t's dims do not broadcast to it. */
+static bool batch_strides(const ge_tensor *t, int32_t tail, const int64_t *ob, int32_t rb,
+                          size_t *str) {
+  size_t st = 1;
+  for (int32_t d = t->rank - 1; d >= t->rank - tail; d--) st *= (size_t)t->dims[d];
+  for (int32_t d = 0; d < rb; d++) str[d] = 0;
+  int32_t tb = t->rank - tail;
+  for (int32_t d = tb - 1; d >= 0; d--) {
+    int32_t od = d + (rb - tb);
+    if (od < 0) return false;
+    if (t->dims[d] != 1 && t->dims[d] != ob[od]) return false;
+    str[od] = t->dims[d] == 1 ? 0 : st;
+    st *= (size_t)t->dims[d];
+  }
+  return true;
+}
+
+static ge_status attn_run(const void *state, ge_kctx *ctx) {
+  const attn_state *s = state;
+  const ge_tensor *Q = ctx->in[0], *K = ctx->in[1], *V = ctx->in[2];
+  const ge_tensor *Mk = ctx->n_in > 3 ? ctx->in[3] : NULL;
+  ge_tensor *Y = ctx->out[0];
+  if (Q->rank < 2 || K->rank < 2 || V->rank < 2)
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "Q, KT and V must have rank >= 2 (got %d, %d, %d)", Q->rank,
+                        K->rank, V->rank);
+  size_t M = (size_t)Q->dims[Q->rank - 2], D = (size_t)Q->dims[Q->rank - 1];
+  size_t N = (size_t)K->dims[K->rank - 1], Dv = (size_t)V->dims[V->rank - 1];
+  if ((size_t)K->dims[K->rank - 2] != D || (size_t)V->dims[V->rank - 2] != N)
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "inner dimensions of Q [.., %zu, %zu], KT [.., %lld, %zu] and V [.., %lld, %zu] do not agree",
+                        M, D, (long long)K->dims[K->rank - 2], N, (long long)V->dims[V->rank - 2], Dv);
+  /* the output's batch dims: the broadcast of Q's, KT's and V's (Y was allocated so) */
+  int32_t rb = Y->rank - 2;
+  if (rb < 0 || (size_t)Y->dims[Y->rank - 2] != M || (size_t)Y->dims[Y->rank - 1] != Dv)
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "output shape does not match Q and V");
+  const int64_t *ob = Y->dims;
+  size_t qs[GE_MAX_RANK], ks[GE_MAX_RANK], vs[GE_MAX_RANK], ms[GE_MAX_RANK] = {0};
+  if (!batch_strides(Q, 2, ob, rb, qs) || !batch_strides(K, 2, ob, rb, ks) || !batch_strides(V, 2, ob, rb, vs))
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "batch dims of Q, KT and V do not broadcast to the output's");
+  size_t m_row = 0, m_col = 0;
+  if (Mk) {
+    /* right-aligned to [batch.., M, N]; it must not enlarge the scores */
+    int32_t mr = Mk->rank;
+    if (mr > rb + 2) return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input 3 (Mask) has rank %d > %d", mr, rb + 2);
+    size_t st = 1;
+    for (int32_t d = mr - 1; d >= 0; d--) {
+      int32_t sd = d + (rb + 2 - mr);
+      int64_t want = sd == rb + 1 ? (int64_t)N : sd == rb ? (int64_t)M : ob[sd];
+      if (Mk->dims[d] != 1 && Mk->dims[d] != want)
+        return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input 3 (Mask) dim %d is %lld, not broadcastable to %lld",
+                            d, (long long)Mk->dims[d], (long long)want);
+      size_t v = Mk->dims[d] == 1 ? 0 : st;
+      if (sd == rb + 1) m_col = v;
+      else if (sd == rb) m_row = v;
+      else ms[sd] = v;
+      st *= (size_t)Mk->dims[d];
+    }
+  }
+  size_t batch = 1;
+  for (int32_t d = 0; d < rb; d++) batch *= (size_t)ob[d];
+  if (!M || !Dv || !batch) return GE_OK;
+  if (!N) {
+    memset(Y->data, 0, Y->nbytes);
+    return GE_OK;
+  }
+  size_t nmn = 0;
+  if (ge_mul_overflow_size(M, N, &nmn)) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "scores too large");
+  float *sc = ge_aligned_alloc(nmn * sizeof(float));
+  if (!sc) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "out of memory for %zu x %zu scores", M, N);
+  const float *q = Q->data, *k = K->data, *v = V->data, *mk = Mk ? Mk->data : NULL;
+  float *y = Y->data;
+  ge_status st = GE_OK;
+  for (size_t b = 0; b < batch && st == GE_OK; b++) {
+    size_t qo = 0, ko = 0, vo = 0, mo = 0, rem = b;
+    for (int32_t d = rb - 1; d >= 0; d--) {
+      size_t i = rem % (size_t)ob[d];
+      rem /= (size_t)ob[d];
+      qo += i * qs[d];
+      ko += i * ks[d];
+      vo += i * vs[d];
+      mo += i * ms[d];
+    }
+    st = ge_sgemm(false, false, M, N, D, s->scale, q + qo, D, k + ko, N, 0.f, sc, N, ctx->threads);
+    if (st != GE_OK) break;
+    for (size_t i = 0; i < M; i++) {
+      float *row = sc + i * N;
+      if (mk) {
+        const float *mr = mk + mo + i * m_row;
+        for (size_t j = 0; j < N; j++) row[j] += mr[j * m_col];
+      }
+      float mx = -INFINITY;
+      for (size_t j = 0; j < N; j++) mx = row[j] > mx ? row[j] : mx;
+      if (mx == -INFINITY) { /* fully masked row: NaN, as Softmax of all -inf gives */
+        for (size_t j = 0; j < N; j++) row[j] = NAN;
+        continue;
+      }
+      float sum = 0.f;
+      for (size_t j = 0; j < N; j++) {
+        row[j] = expf(row[j] - mx);
+        sum += row[j];
+      }
+      float inv = 1.f / sum;
+      for (size_t j = 0; j < N; j++) row[j] *= inv;
+    }
+    st = ge_sgemm(false, false, M, Dv, N, 1.f, sc, N, v + vo, Dv, 0.f, y + b * M * Dv, Dv, ctx->threads);
+  }
+  ge_aligned_free(sc);
+  return st;
+}
 
 const ge_kernel_def ge_ref_kernels_fused[] = {
+    {GE_FUSED_DOMAIN, "FusedConv", 1, 0, {fconv_prepare, fused_run, fused_release, false}},
+    {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, {fgemm_prepare, fused_run, fused_release, false}},
+    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, {fmatmul_prepare, fused_run, fused_release, false}},
+    {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, {ln_prepare, ln_run, free, false}},
+    {GE_FUSED_DOMAIN, "Gelu", 1, 0, {gelu_prepare, gelu_run, free, false}},
+    {GE_FUSED_DOMAIN, "Attention", 1, 0, {attn_prepare, attn_run, free, false}},
     {0},
 };

@@ -1,0 +1,52 @@
+/* The fused ops of domain ai.ge that the compiler's fusion passes create.
+ *
+ *   FusedConv(X, W, [B], [Sum])   Conv attributes + activation, activation_params:
+ *                                 Y = act(Conv(X, W, B) + Sum)        (Sum: same shape as Y)
+ *   FusedGemm(A, B, [C])          Gemm attributes + activation: Y = act(Gemm(A, B, C))
+ *   FusedMatMul(A, B, [Bias])     Y = act(MatMul(A, B) + Bias)        (Bias: [N], last dim)
+ *   LayerNormalization(X, [Scale], [Bias])  axis (-1), epsilon (1e-5): over axes axis..r-1
+ *   Gelu(X)                       approximate = "none" (erf) | "tanh"
+ *   Attention(Q, KT, V, [Mask])   scale (1.0): Y = softmax(Q @ KT * scale + Mask) @ V,
+ *                                 Q [..,M,D], KT [..,D,N], V [..,N,Dv], batch dims broadcast
+ *                                 as MatMul does; Mask broadcastable to the scores [..,M,N]
+ *                                 (it must not enlarge them)
+ *
+ * activation: "" (none), Relu, LeakyRelu (params: alpha), Clip (min, max), Sigmoid, Tanh,
+ * Gelu, GeluTanh, SiLU, HardSwish, HardSigmoid (alpha, beta). */
+#ifndef GE_OPS_FUSED_H
+#define GE_OPS_FUSED_H
+
+#include <string.h>
+
+#include "ir/ir.h"
+
+#define GE_FUSED_DOMAIN "ai.ge"
+
+typedef enum ge_fused_act {
+  GE_ACT_NONE = 0,
+  GE_ACT_RELU,
+  GE_ACT_LEAKY_RELU,
+  GE_ACT_CLIP,
+  GE_ACT_SIGMOID,
+  GE_ACT_TANH,
+  GE_ACT_GELU,
+  GE_ACT_GELU_TANH,
+  GE_ACT_SILU,
+  GE_ACT_HARD_SWISH,
+  GE_ACT_HARD_SIGMOID,
+  GE_ACT_COUNT
+} ge_fused_act;
+
+static const char *const ge_fused_act_names[GE_ACT_COUNT] = {
+    "", "Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh", "Gelu", "GeluTanh", "SiLU", "HardSwish",
+    "HardSigmoid"};
+
+/* GE_ACT_COUNT when the name is unknown. */
+static inline ge_fused_act ge_fused_act_parse(const char *s) {
+  if (!s) return GE_ACT_NONE;
+  for (int i = 0; i < GE_ACT_COUNT; i++)
+    if (!strcmp(s, ge_fused_act_names[i])) return (ge_fused_act)i;
+  return GE_ACT_COUNT;
+}
+
+#endif

@@ -1,0 +1,125 @@
+/* Scaled-dot-product attention fusion:
+ *   s = MatMul(Q, KT)  [Div(s, c) | Mul(s, c)]  [Add(., Mask)]  p = Softmax(., axis=-1)  y = MatMul(p, V)
+ * -> ai.ge::Attention(Q, KT, V, [Mask]) with scale = 1/c (Div) or c (Mul).  Q, KT, V float32
+ * (batch dims broadcast as MatMul's); Softmax over the last axis; every intermediate has one
+ * reader and is not a graph output. */
+#include <stdio.h>
+#include <string.h>
+
+#include "passes/pass.h"
+#include "passes/pass_util.h"
+
+static int32_t out0(const ge_edit *e, int32_t ni) { return e->g->nodes[ni].outputs[0]; }
+
+/* rank unknown or >= 2 (MatMul's batch broadcasting is the kernel's, as in MatMul) */
+static bool rank_ok(const ge_edit *e, int32_t a) {
+  int32_t r = ge_edit_type(e, a)->shape.rank;
+  return r == GE_RANK_UNKNOWN || r >= 2;
+}
+
+ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
+  ge_edit e;
+  GE_CHECK(ge_edit_begin(g, &e));
+  ge_status st = GE_OK;
+  size_t n0 = g->n_nodes;
+  for (size_t ni = 0; ni < n0 && st == GE_OK; ni++) {
+    int32_t sm = (int32_t)ni;
+    if (!ge_edit_is_op(&e, sm, "Softmax")) continue;
+    const ge_node *smn = &g->nodes[sm];
+    int32_t t_v = smn->inputs[0];
+    int32_t r = ge_edit_type(&e, t_v)->shape.rank;
+    int64_t axis = ge_node_attr_int(smn, "axis", smn->opset >= 13 ? -1 : 1);
+    if (r == GE_RANK_UNKNOWN) {
+      if (axis != -1) continue; /* only the last axis, whatever the rank */
+    } else {
+      if (r < 2) continue;
+      if (axis < 0) axis += r;
+      if (axis != r - 1) continue;
+    }
+    size_t slot;
+    int32_t mm2 = ge_edit_single_reader(&e, out0(&e, sm), &slot);
+    if (mm2 < 0 || !ge_edit_is_op(&e, mm2, "MatMul") || slot != 0) continue;
+    int32_t nodes[5] = {sm, mm2, -1, -1, -1};
+    size_t nn = 2;
+    int32_t mask = -1;
+    float scale = 1.f;
+    int32_t cur = t_v, p;
+    bool ok = true;
+    /* walk up: [Add mask] [Div/Mul scale] MatMul */
+    for (int step = 0; step < 3 && ok; step++) {
+      if (!ge_edit_single_use(&e, cur)) { ok = false; break; }
+      p = ge_edit_producer(&e, cur);
+      if (p < 0) { ok = false; break; }
+      const ge_node *pn = &g->nodes[p];
+      if (ge_edit_is_op(&e, p, "MatMul")) break;
+      double k;
+      if (ge_edit_is_op(&e, p, "Add") && mask < 0 && step == 0) {
+        /* the mask is the input that is not the scores chain: prefer a non-MatMul side */
+        int32_t s0 = pn->inputs[0], s1 = pn->inputs[1];
+        int32_t p0 = ge_edit_producer(&e, s0);
+        bool s0_chain = p0 >= 0 && (ge_edit_is_op(&e, p0, "MatMul") || ge_edit_is_op(&e, p0, "Div") ||
+                                    ge_edit_is_op(&e, p0, "Mul"));
+        mask = s0_chain ? s1 : s0;
+        cur = s0_chain ? s0 : s1;
+        nodes[nn++] = p;
+        continue;
+      }
+      if ((ge_edit_is_op(&e, p, "Div") || ge_edit_is_op(&e, p, "Mul")) && pn->inputs[0] == cur) {
+        ok = false;
+        break;
+      }
+      if (ge_edit_is_op(&e, p, "Div") && ge_edit_const_scalar(&e, pn->inputs[1], &k) && k != 0) {
+        scale *= (float)(1.0 / k);
+        cur = pn->inputs[0];
+        nodes[nn++] = p;
+        continue;
+      }
+      if (ge_edit_is_op(&e, p, "Mul")) {
+        int32_t side = ge_edit_const_scalar(&e, pn->inputs[1], &k) ? 0
+                       : ge_edit_const_scalar(&e, pn->inputs[0], &k) ? 1 : -1;
+        if (side < 0) { ok = false; break; }
+        scale *= (float)k;
+        cur = pn->inputs[side];
+        nodes[nn++] = p;
+        continue;
+      }
+      ok = false;
+    }
+    if (!ok || !ge_edit_single_use(&e, cur)) continue;
+    int32_t mm1 = ge_edit_producer(&e, cur);
+    if (mm1 < 0 || !ge_edit_is_op(&e, mm1, "MatMul")) continue;
+    int32_t q = g->nodes[mm1].inputs[0], kt = g->nodes[mm1].inputs[1], v = g->nodes[mm2].inputs[1];
+    if (!ge_pu_is_f32(&e, q) || !ge_pu_is_f32(&e, kt) || !ge_pu_is_f32(&e, v)) continue;
+    if (!rank_ok(&e, q) || !rank_ok(&e, kt) || !rank_ok(&e, v)) continue;
+    if (mask >= 0) {
+      const ge_type *mt = ge_edit_type(&e, mask);
+      if (mt->kind != GE_TYPE_TENSOR || mt->dtype != GE_F32) continue;
+      /* the Add must not broadcast the scores up (checked here when shapes are known, else
+         by the kernel, which then fails naming the mask) */
+      const ge_shape *ss = &ge_edit_type(&e, cur)->shape;
+      if (mt->shape.rank >= 0 && ss->rank >= 0) {
+        if (mt->shape.rank > ss->rank) continue;
+        bool bad = false;
+        for (int32_t d = 0; d < mt->shape.rank; d++) {
+          int64_t md = mt->shape.dims[d], sd = ss->dims[d + (ss->rank - mt->shape.rank)];
+          if (md >= 0 && md != 1 && sd >= 0 && md != sd) bad = true;
+          if (md != 1 && sd == 1) bad = true;
+        }
+        if (bad) continue;
+      }
+    }
+    nodes[nn++] = mm1;
+    int32_t in[4] = {q, kt, v, mask}, out[1] = {out0(&e, mm2)}, id;
+    char nm[256];
+    snprintf(nm, sizeof nm, "%s_attention", g->nodes[sm].name);
+    for (size_t k = 0; k < nn; k++) ge_edit_kill(&e, nodes[k]);
+    st = ge_edit_add_node(&e, "Attention", "ai.ge", nm, in, mask >= 0 ? 4 : 3, out, 1, &id);
+    if (st == GE_OK) st = ge_edit_set_attr_float(&g->nodes[id], "scale", scale);
+    *changed = true;
+  }
+  if (st != GE_OK) {
+    ge_edit_abort(&e);
+    return st;
+  }
+  return ge_edit_commit(&e);
+}

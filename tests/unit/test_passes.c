@@ -1,0 +1,740 @@
+/* The optimisation passes: each on a small hand-built graph checks the exact rewrite (node
+ * counts and op types after) and that the graph computes the same outputs before and after
+ * (both run through a session at ge.graphOptimizationLevel=0). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ge/ge.h"
+#include "ir/ir.h"
+#include "passes/pass.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+static uint32_t rng = 12345;
+static float frand(void) {
+  rng = rng * 1664525u + 1013904223u;
+  return ((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static ge_tensor *rand_tensor(const int64_t *dims, size_t rank, float scale) {
+  ge_tensor *t = NULL;
+  assert_int_equal(ge_tensor_create(GE_F32, dims, rank, &t), GE_OK);
+  float *p = ge_tensor_data(t);
+  for (size_t i = 0; i < t->numel; i++) p[i] = frand() * scale;
+  return t;
+}
+
+static ge_graph *new_graph(int64_t opset) {
+  ge_graph *g = NULL;
+  assert_int_equal(ge_graph_create("t", &g), GE_OK);
+  if (opset) assert_int_equal(ge_graph_set_opset(g, "", opset), GE_OK);
+  return g;
+}
+
+static void input(ge_graph *g, const char *name, const int64_t *dims, size_t rank) {
+  assert_int_equal(ge_graph_add_input(g, name, GE_F32, dims, rank), GE_OK);
+}
+
+static void constant(ge_graph *g, const char *name, ge_tensor *t) {
+  assert_int_equal(ge_graph_add_constant(g, name, t), GE_OK);
+  ge_tensor_free(t);
+}
+
+static void const_f32(ge_graph *g, const char *name, const int64_t *dims, size_t rank, const float *v) {
+  ge_tensor *t = NULL;
+  assert_int_equal(ge_tensor_create(GE_F32, dims, rank, &t), GE_OK);
+  if (t->numel) memcpy(t->data, v, t->numel * sizeof(float));
+  constant(g, name, t);
+}
+
+static void scalar(ge_graph *g, const char *name, float v) { const_f32(g, name, NULL, 0, &v); }
+
+static void const_i64(ge_graph *g, const char *name, const int64_t *v, int64_t n) {
+  ge_tensor *t = NULL;
+  assert_int_equal(ge_tensor_create(GE_I64, &n, 1, &t), GE_OK);
+  memcpy(t->data, v, (size_t)n * sizeof(int64_t));
+  constant(g, name, t);
+}
+
+static void node(ge_graph *g, const char *op, const char *name, const char *in_csv, const char *out_csv,
+                 const ge_attr *attrs, size_t n_attrs) {
+  const char *ins[8], *outs[4];
+  char ib[256], ob[256];
+  size_t ni = 0, no = 0;
+  snprintf(ib, sizeof ib, "%s", in_csv);
+  snprintf(ob, sizeof ob, "%s", out_csv);
+  for (char *s = ib, *tok; (tok = strsep(&s, ","));) ins[ni++] = tok;
+  for (char *s = ob, *tok; (tok = strsep(&s, ","));) outs[no++] = tok;
+  if (!in_csv[0]) ni = 0;
+  ge_status st = ge_graph_add_node(g, op, name, ins, ni, outs, no, attrs, n_attrs);
+  if (st != GE_OK) fprintf(stderr, "%s\n", ge_last_error());
+  assert_int_equal(st, GE_OK);
+}
+
+static size_t count_op(const ge_graph *g, const char *op) {
+  size_t n = 0;
+  for (size_t i = 0; i < g->n_nodes; i++)
+    if (!strcmp(g->nodes[i].op_type, op)) n++;
+  return n;
+}
+
+static const ge_node *find_op(const ge_graph *g, const char *op) {
+  for (size_t i = 0; i < g->n_nodes; i++)
+    if (!strcmp(g->nodes[i].op_type, op)) return &g->nodes[i];
+  return NULL;
+}
+
+static void run(const ge_graph *g, ge_tensor **inputs, size_t n_in, ge_tensor **outs, size_t n_out) {
+  ge_option o[] = {{"ge.graphOptimizationLevel", "0"}};
+  ge_session *s = NULL;
+  assert_int_equal(ge_session_create(o, 1, &s), GE_OK);
+  ge_status st = ge_session_add_graph(s, 1, g);
+  if (st == GE_OK) st = ge_session_run_graph(s, 1, inputs, n_in, outs, n_out);
+  if (st != GE_OK) fprintf(stderr, "run failed: %s\n", ge_last_error());
+  assert_int_equal(st, GE_OK);
+  ge_session_free(s);
+}
+
+static void assert_close(const ge_tensor *a, const ge_tensor *b, float tol) {
+  assert_int_equal(a->dtype, b->dtype);
+  assert_int_equal(a->rank, b->rank);
+  for (int32_t d = 0; d < a->rank; d++) assert_int_equal(a->dims[d], b->dims[d]);
+  assert_int_equal(a->numel, b->numel);
+  if (a->dtype != GE_F32) {
+    assert_memory_equal(a->data, b->data, a->nbytes);
+    return;
+  }
+  const float *x = a->data, *y = b->data;
+  for (size_t i = 0; i < a->numel; i++) {
+    float d = fabsf(x[i] - y[i]);
+    if (!(d <= tol * (1 + fabsf(y[i])))) {
+      fprintf(stderr, "element %zu: %g vs %g\n", i, x[i], y[i]);
+      fail();
+    }
+  }
+}
+
+/* Runs `g` (level 0) and a copy optimised with `pass` (NULL: the whole pipeline at level 3),
+   compares the outputs; returns the optimised copy (caller frees). */
+static ge_graph *check_pass(const ge_graph *g, const char *pass, ge_tensor **inputs, size_t n_in, float tol) {
+  ge_graph *opt = NULL;
+  assert_int_equal(ge_graph_clone(g, NULL, &opt), GE_OK);
+  assert_int_equal(ge_graph_toposort(opt), GE_OK);
+  ge_status st;
+  if (pass) {
+    st = ge_pass_run_one(opt, pass, NULL);
+  } else {
+    ge_pass_config cfg;
+    ge_pass_config_init(&cfg, 3);
+    ge_pass_report rep;
+    st = ge_passes_run(opt, &cfg, &rep);
+    ge_pass_report_clear(&rep);
+    ge_pass_config_clear(&cfg);
+  }
+  if (st != GE_OK) fprintf(stderr, "pass failed: %s\n", ge_last_error());
+  assert_int_equal(st, GE_OK);
+  /* output names survive */
+  assert_int_equal(opt->n_outputs, g->n_outputs);
+  for (size_t i = 0; i < g->n_outputs; i++)
+    assert_string_equal(opt->values[opt->outputs[i]].name, g->values[g->outputs[i]].name);
+  size_t n_out = g->n_outputs;
+  ge_tensor *a[8] = {0}, *b[8] = {0};
+  assert_true(n_out <= 8);
+  run(g, inputs, n_in, a, n_out);
+  run(opt, inputs, n_in, b, n_out);
+  for (size_t i = 0; i < n_out; i++) {
+    assert_close(b[i], a[i], tol);
+    ge_tensor_free(a[i]);
+    ge_tensor_free(b[i]);
+  }
+  return opt;
+}
+
+static void free_inputs(ge_tensor **t, size_t n) {
+  for (size_t i = 0; i < n; i++) ge_tensor_free(t[i]);
+}
+
+/* ------------------------------------------------------------------ cleanups */
+
+static void test_identity_elim(void **state) {
+  ge_graph *g = new_graph(0);
+  int64_t d[] = {2, 3};
+  input(g, "x", d, 2);
+  node(g, "Identity", "i1", "x", "a", NULL, 0);
+  node(g, "Relu", "r", "a", "b", NULL, 0);
+  node(g, "Dropout", "dr", "b", "c", NULL, 0);
+  node(g, "Identity", "i2", "c", "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  ge_tensor *in[1] = {rand_tensor(d, 2, 1)};
+  ge_graph *opt = check_pass(g, "identity_elim", in, 1, 0);
+  assert_int_equal(opt->n_nodes, 1);
+  assert_string_equal(opt->nodes[0].op_type, "Relu");
+  assert_string_equal(opt->values[opt->nodes[0].outputs[0]].name, "y");
+  ge_graph_free(opt);
+  free_inputs(in, 1);
+  ge_graph_free(g);
+
+  /* input -> Identity -> output: the names must both survive, so it stays */
+  g = new_graph(0);
+  input(g, "x", d, 2);
+  node(g, "Identity", "i", "x", "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  in[0] = rand_tensor(d, 2, 1);
+  opt = check_pass(g, "identity_elim", in, 1, 0);
+  assert_int_equal(opt->n_nodes, 1);
+  ge_graph_free(opt);
+  free_inputs(in, 1);
+  ge_graph_free(g);
+}
+
+static void test_noop_elim(void **state) {
+  ge_graph *g = new_graph(0);
+  int64_t d[] = {2, 3, 4};
+  input(g, "x", d, 3);
+  int64_t shp[] = {2, 3, 4}, pads[6] = {0};
+  const_i64(g, "shape", shp, 3);
+  const_i64(g, "pads", pads, 6);
+  scalar(g, "zero", 0.f);
+  scalar(g, "one", 1.f);
+  int64_t perm[] = {0, 1, 2};
+  ge_attr tp = GE_ATTR_INTS("perm", perm, 3), to = GE_ATTR_INT("to", 1);
+  node(g, "Relu", "r", "x", "a", NULL, 0);
+  node(g, "Reshape", "rs", "a,shape", "b", NULL, 0);
+  node(g, "Transpose", "t", "b", "c", &tp, 1);
+  node(g, "Cast", "cast", "c", "d", &to, 1);
+  node(g, "Add", "add0", "d,zero", "e", NULL, 0);
+  node(g, "Mul", "mul1", "one,e", "f", NULL, 0);
+  node(g, "Pad", "pad", "f,pads", "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  ge_tensor *in[1] = {rand_tensor(d, 3, 1)};
+  ge_graph *opt = check_pass(g, "identity_elim", in, 1, 0);
+  assert_int_equal(opt->n_nodes, 1);
+  assert_string_equal(opt->nodes[0].op_type, "Relu");
+  ge_graph_free(opt);
+  free_inputs(in, 1);
+  ge_graph_free(g);
+}
+
+static void test_dce_cse(void **state) {
+  ge_graph *g = new_graph(0);
+  int64_t d[] = {4, 5};
+  input(g, "x", d, 2);
+  node(g, "Relu", "r1", "x", "a", NULL, 0);
+  node(g, "Relu", "r2", "x", "b", NULL, 0);
+  node(g, "Add", "add", "a,b", "y", NULL, 0);
+  node(g, "Sigmoid", "dead1", "x", "u", NULL, 0);
+  node(g, "Neg", "dead2", "u", "w", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  ge_tensor *in[1] = {rand_tensor(d, 2, 1)};
+  ge_graph *opt = check_pass(g, "dce", in, 1, 0);
+  assert_int_equal(opt->n_nodes, 3);
+  assert_int_equal(count_op(opt, "Sigmoid"), 0);
+  ge_graph *opt2 = check_pass(opt, "cse", in, 1, 0);
+  assert_int_equal(opt2->n_nodes, 2);
+  assert_int_equal(count_op(opt2, "Relu"), 1);
+  const ge_node *add = find_op(opt2, "Add");
+  assert_non_null(add);
+  assert_int_equal(add->inputs[0], add->inputs[1]);
+  ge_graph_free(opt2);
+  ge_graph_free(opt);
+  free_inputs(in, 1);
+  ge_graph_free(g);
+
+  /* random ops are not merged; two graph outputs of equal nodes keep both names */
+  g = new_graph(0);
+  input(g, "x", d, 2);
+  node(g, "Relu", "r1", "x", "y1", NULL, 0);
+  node(g, "Relu", "r2", "x", "y2", NULL, 0);
+  ge_attr sh = GE_ATTR_INTS("shape", d, 2);
+  node(g, "RandomUniform", "ru1", "", "q1", &sh, 1);
+  node(g, "RandomUniform", "ru2", "", "q2", &sh, 1);
+  node(g, "Add", "a", "q1,q2", "z", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y1"), GE_OK);
+  assert_int_equal(ge_graph_add_output(g, "y2"), GE_OK);
+  assert_int_equal(ge_graph_add_output(g, "z"), GE_OK);
+  assert_int_equal(ge_graph_toposort(g), GE_OK);
+  bool changed = false;
+  assert_int_equal(ge_pass_run_one(g, "cse", &changed), GE_OK);
+  assert_false(changed);
+  assert_int_equal(count_op(g, "RandomUniform"), 2);
+  assert_int_equal(count_op(g, "Relu"), 2);
+  ge_graph_free(g);
+}
+
+static void test_chains(void **state) {
+  ge_graph *g = new_graph(0);
+  int64_t d[] = {2, 3, 4};
+  input(g, "x", d, 3);
+  int64_t p1[] = {1, 0, 2}, p2[] = {0, 2, 1};
+  ge_attr a1 = GE_ATTR_INTS("perm", p1, 3), a2 = GE_ATTR_INTS("perm", p2, 3);
+  ge_attr c64 = GE_ATTR_INT("to", 11), c32 = GE_ATTR_INT("to", 1);
+  int64_t s1[] = {6, 4}, s2[] = {4, -1};
+  const_i64(g, "s1", s1, 2);
+  const_i64(g, "s2", s2, 2);
+  node(g, "Relu", "r", "x", "a", NULL, 0);
+  node(g, "Transpose", "t1", "a", "b", &a1, 1);
+  node(g, "Transpose", "t2", "b", "c", &a2, 1);
+  node(g, "Cast", "c1", "c", "e", &c64, 1);
+  node(g, "Cast", "c2", "e", "f", &c32, 1);
+  node(g, "Reshape", "rs1", "f,s1", "h", NULL, 0);
+  node(g, "Reshape", "rs2", "h,s2", "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  ge_tensor *in[1] = {rand_tensor(d, 3, 1)};
+  ge_graph *opt = check_pass(g, NULL, in, 1, 0);
+  /* Relu, one Transpose (perm composed), one Reshape; the casts are gone */
+  assert_int_equal(opt->n_nodes, 3);
+  assert_int_equal(count_op(opt, "Transpose"), 1);
+  assert_int_equal(count_op(opt, "Reshape"), 1);
+  assert_int_equal(count_op(opt, "Cast"), 0);
+  const int64_t *perm;
+  size_t np;
+  assert_true(ge_node_attr_ints(find_op(opt, "Transpose"), "perm", &perm, &np));
+  assert_int_equal(np, 3);
+  assert_int_equal(perm[0], 1);
+  assert_int_equal(perm[1], 2);
+  assert_int_equal(perm[2], 0);
+  ge_graph_free(opt);
+  free_inputs(in, 1);
+  ge_graph_free(g);
+
+  /* a lossy first cast (f32 -> i32 -> f32) stays */
+  g = new_graph(0);
+  input(g, "x", d, 3);
+  ge_attr ci = GE_ATTR_INT("to", 6);
+  node(g, "Cast", "c1", "x", "e", &ci, 1);
+  node(g, "Cast", "c2", "e", "y", &c32, 1);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  in[0] = rand_tensor(d, 3, 10);
+  opt = check_pass(g, NULL, in, 1, 0);
+  assert_int_equal(count_op(opt, "Cast"), 2);
+  ge_graph_free(opt);
+  free_inputs(in, 1);
+  ge_graph_free(g);
+}
+
+/* ------------------------------------------------------------------ folding and fusions */
+
+static void add_conv(ge_graph *g, const char *x, const char *y, int64_t cin, int64_t cout, bool bias,
+                     const char *prefix) {
+  char wn[64], bn[64], ins[160], nm[64];
+  snprintf(wn, sizeof wn, "%s_w", prefix);
+  snprintf(bn, sizeof bn, "%s_b", prefix);
+  snprintf(nm, sizeof nm, "%s", prefix);
+  int64_t wd[] = {cout, cin, 3, 3}, bd[] = {cout};
+  constant(g, wn, rand_tensor(wd, 4, 0.5f));
+  if (bias) constant(g, bn, rand_tensor(bd, 1, 0.5f));
+  snprintf(ins, sizeof ins, bias ? "%s,%s,%s" : "%s,%s", x, wn, bn);
+  int64_t pads[] = {1, 1, 1, 1};
+  ge_attr a = GE_ATTR_INTS("pads", pads, 4);
+  node(g, "Conv", nm, ins, y, &a, 1);
+}
+
+static void test_fold_bn(void **state) {
+  ge_graph *g = new_graph(0);
+  int64_t d[] = {1, 3, 6, 6}, c[] = {4};
+  input(g, "x", d, 4);
+  add_conv(g, "x", "cv", 3, 4, true, "conv");
+  constant(g, "sc", rand_tensor(c, 1, 1));
+  constant(g, "bi", rand_tensor(c, 1, 1));
+  constant(g, "mean", rand_tensor(c, 1, 1));
+  float var[] = {0.5f, 1.0f, 2.0f, 0.1f};
+  const_f32(g, "var", c, 1, var);
+  ge_attr eps = GE_ATTR_FLOAT("epsilon", 1e-3f);
+  node(g, "BatchNormalization", "bn", "cv,sc,bi,mean,var", "y", &eps, 1);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  ge_tensor *in[1] = {rand_tensor(d, 4, 1)};
+  ge_graph *opt = check_pass(g, "fold_bn", in, 1, 1e-4f);
+  assert_int_equal(opt->n_nodes, 1);
+  assert_string_equal(opt->nodes[0].op_type, "Conv");
+  ge_graph_free(opt);
+  free_inputs(in, 1);
+  ge_graph_free(g);
+
+  /* Gemm (transB) + BN */
+  g = new_graph(0);
+  int64_t xd[] = {3, 5}, wd[] = {4, 5};
+  input(g, "x", xd, 2);
+  constant(g, "w", rand_tensor(wd, 2, 1));
+  constant(g, "cb", rand_tensor(c, 1, 1));
+  constant(g, "sc", rand_tensor(c, 1, 1));
+  constant(g, "bi", rand_tensor(c, 1, 1));
+  constant(g, "mean", rand_tensor(c, 1, 1));
+  const_f32(g, "var", c, 1, var);
+  ge_attr ga[] = {GE_ATTR_INT("transB", 1), GE_ATTR_FLOAT("beta", 0.5f)};
+  node(g, "Gemm", "gm", "x,w,cb", "gy", ga, 2);
+  node(g, "BatchNormalization", "bn", "gy,sc,bi,mean,var", "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  in[0] = rand_tensor(xd, 2, 1);
+  opt = check_pass(g, "fold_bn", in, 1, 1e-4f);
+  assert_int_equal(opt->n_nodes, 1);
+  assert_string_equal(opt->nodes[0].op_type, "Gemm");
+  ge_graph_free(opt);
+  free_inputs(in, 1);
+  ge_graph_free(g);
+}
+
+static void test_matmul_add(void **state) {
+  for (int rank3 = 0; rank3 < 2; rank3++) {
+    ge_graph *g = new_graph(0);
+    int64_t d2[] = {4, 8}, d3[] = {2, 4, 8}, wd[] = {8, 16}, bd[] = {16};
+    if (rank3) input(g, "x", d3, 3);
+    else input(g, "x", d2, 2);
+    constant(g, "w", rand_tensor(wd, 2, 1));
+    constant(g, "b", rand_tensor(bd, 1, 1));
+    node(g, "MatMul", "mm", "x,w", "m", NULL, 0);
+    node(g, "Add", "add", "b,m", "y", NULL, 0);
+    assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+    ge_tensor *in[1] = {rank3 ? rand_tensor(d3, 3, 1) : rand_tensor(d2, 2, 1)};
+    ge_graph *opt = check_pass(g, "matmul_add", in, 1, 1e-5f);
+    assert_int_equal(opt->n_nodes, 1);
+    assert_string_equal(opt->nodes[0].op_type, rank3 ? "FusedMatMul" : "Gemm");
+    ge_graph_free(opt);
+    free_inputs(in, 1);
+    ge_graph_free(g);
+  }
+}
+
+static void test_act_fusion(void **state) {
+  /* Conv + Relu, Conv + Clip(0, 6), Gemm + Sigmoid, MatMul + SiLU, MatMul(rank 3)+bias + HardSwish */
+  ge_graph *g = new_graph(0);
+  int64_t d[] = {1, 3, 5, 5};
+  input(g, "x", d, 4);
+  add_conv(g, "x", "c1", 3, 4, true, "conv1");
+  node(g, "Relu", "relu", "c1", "y1", NULL, 0);
+  add_conv(g, "x", "c2", 3, 2, false, "conv2");
+  scalar(g, "lo", 0.f);
+  scalar(g, "hi", 6.f);
+  node(g, "Clip", "clip", "c2,lo,hi", "y2", NULL, 0);
+  int64_t ad[] = {3, 7}, wd[] = {7, 5}, w3[] = {7, 6}, bd[] = {6};
+  input(g, "a", ad, 2);
+  constant(g, "gw", rand_tensor(wd, 2, 1));
+  node(g, "Gemm", "gemm", "a,gw", "g1", NULL, 0);
+  node(g, "Sigmoid", "sig", "g1", "y3", NULL, 0);
+  constant(g, "mw", rand_tensor(wd, 2, 1));
+  node(g, "MatMul", "mm", "a,mw", "m1", NULL, 0);
+  node(g, "Sigmoid", "s2", "m1", "m2", NULL, 0);
+  node(g, "Mul", "silu", "m2,m1", "y4", NULL, 0);
+  int64_t a3[] = {2, 3, 7};
+  input(g, "a3", a3, 3);
+  constant(g, "w3", rand_tensor(w3, 2, 1));
+  constant(g, "b3", rand_tensor(bd, 1, 1));
+  node(g, "MatMul", "mm3", "a3,w3", "n1", NULL, 0);
+  node(g, "Add", "ad3", "n1,b3", "n2", NULL, 0);
+  node(g, "HardSwish", "hs", "n2", "y5", NULL, 0);
+  const char *outs[] = {"y1", "y2", "y3", "y4", "y5"};
+  for (int i = 0; i < 5; i++) assert_int_equal(ge_graph_add_output(g, outs[i]), GE_OK);
+  ge_tensor *in[3] = {rand_tensor(d, 4, 1), rand_tensor(ad, 2, 1), rand_tensor(a3, 3, 1)};
+  ge_graph *opt = check_pass(g, NULL, in, 3, 1e-4f);
+  assert_int_equal(opt->n_nodes, 5);
+  assert_int_equal(count_op(opt, "FusedConv"), 2);
+  assert_int_equal(count_op(opt, "FusedGemm"), 1);
+  assert_int_equal(count_op(opt, "FusedMatMul"), 2);
+  for (size_t i = 0; i < opt->n_nodes; i++) {
+    const ge_node *n = &opt->nodes[i];
+    assert_string_equal(n->domain, "ai.ge");
+    const char *act = ge_node_attr_string(n, "activation", "");
+    const char *out = opt->values[n->outputs[0]].name;
+    const char *want = !strcmp(out, "y1") ? "Relu" : !strcmp(out, "y2") ? "Clip"
+                       : !strcmp(out, "y3") ? "Sigmoid" : !strcmp(out, "y4") ? "SiLU" : "HardSwish";
+    assert_string_equal(act, want);
+  }
+  ge_graph_free(opt);
+  free_inputs(in, 3);
+  ge_graph_free(g);
+
+  /* the Conv output is also a graph output: no fusion */
+  g = new_graph(0);
+  input(g, "x", d, 4);
+  add_conv(g, "x", "c1", 3, 4, true, "conv1");
+  node(g, "Relu", "relu", "c1", "y1", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y1"), GE_OK);
+  assert_int_equal(ge_graph_add_output(g, "c1"), GE_OK);
+  in[0] = rand_tensor(d, 4, 1);
+  opt = check_pass(g, NULL, in, 1, 1e-5f);
+  assert_int_equal(count_op(opt, "Conv"), 1);
+  assert_int_equal(count_op(opt, "Relu"), 1);
+  ge_graph_free(opt);
+  ge_tensor_free(in[0]);
+  ge_graph_free(g);
+}
+
+static void test_conv_sum(void **state) {
+  /* y = Relu(Conv(x) + r): one FusedConv with the sum and the activation */
+  ge_graph *g = new_graph(0);
+  int64_t d[] = {1, 4, 5, 5};
+  input(g, "x", d, 4);
+  input(g, "r", d, 4);
+  add_conv(g, "x", "c", 4, 4, true, "conv");
+  node(g, "Add", "add", "r,c", "s", NULL, 0);
+  node(g, "Relu", "relu", "s", "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  ge_tensor *in[2] = {rand_tensor(d, 4, 1), rand_tensor(d, 4, 1)};
+  ge_graph *opt = check_pass(g, NULL, in, 2, 1e-4f);
+  assert_int_equal(opt->n_nodes, 1);
+  assert_string_equal(opt->nodes[0].op_type, "FusedConv");
+  assert_int_equal(opt->nodes[0].n_inputs, 4);
+  assert_string_equal(ge_node_attr_string(&opt->nodes[0], "activation", ""), "Relu");
+  ge_graph_free(opt);
+  free_inputs(in, 2);
+  ge_graph_free(g);
+}
+
+static void test_gelu(void **state) {
+  for (int form = 0; form < 3; form++) {
+    ge_graph *g = new_graph(0);
+    int64_t d[] = {3, 8};
+    input(g, "x", d, 2);
+    scalar(g, "half", 0.5f);
+    scalar(g, "one", 1.f);
+    if (form < 2) {
+      scalar(g, "sqrt2", 1.4142135f);
+      node(g, "Div", "div", "x,sqrt2", "a", NULL, 0);
+      node(g, "Erf", "erf", "a", "b", NULL, 0);
+    } else {
+      scalar(g, "three", 3.f);
+      scalar(g, "k", 0.044715f);
+      scalar(g, "c", 0.7978845608f);
+      node(g, "Pow", "pow", "x,three", "p", NULL, 0);
+      node(g, "Mul", "mk", "p,k", "pk", NULL, 0);
+      node(g, "Add", "ax", "x,pk", "s", NULL, 0);
+      node(g, "Mul", "mc", "s,c", "sc", NULL, 0);
+      node(g, "Tanh", "tanh", "sc", "b", NULL, 0);
+    }
+    node(g, "Add", "add1", "b,one", "e", NULL, 0);
+    if (form == 0) { /* (x * (1+erf)) * 0.5 */
+      node(g, "Mul", "m1", "x,e", "f", NULL, 0);
+      node(g, "Mul", "m2", "f,half", "y", NULL, 0);
+    } else { /* (x * 0.5) * (1+t) */
+      node(g, "Mul", "h", "x,half", "xh", NULL, 0);
+      node(g, "Mul", "m1", "xh,e", "y", NULL, 0);
+    }
+    assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+    ge_tensor *in[1] = {rand_tensor(d, 2, 2)};
+    ge_graph *opt = check_pass(g, NULL, in, 1, 1e-5f);
+    assert_int_equal(count_op(opt, "Gelu"), 1);
+    assert_int_equal(opt->n_nodes, 1);
+    assert_string_equal(ge_node_attr_string(find_op(opt, "Gelu"), "approximate", ""), form < 2 ? "none" : "tanh");
+    ge_graph_free(opt);
+    free_inputs(in, 1);
+    ge_graph_free(g);
+  }
+}
+
+static void build_layernorm(ge_graph *g, bool affine, int64_t opset) {
+  int64_t d[] = {2, 3, 8}, nd[] = {8};
+  input(g, "x", d, 3);
+  int64_t axes[] = {-1};
+  ge_attr ax = GE_ATTR_INTS("axes", axes, 1);
+  scalar(g, "two", 2.f);
+  scalar(g, "eps", 1e-5f);
+  if (opset >= 18) {
+    const_i64(g, "axes", axes, 1);
+    node(g, "ReduceMean", "rm1", "x,axes", "m", NULL, 0);
+  } else {
+    node(g, "ReduceMean", "rm1", "x", "m", &ax, 1);
+  }
+  node(g, "Sub", "sub", "x,m", "dd", NULL, 0);
+  node(g, "Pow", "pow", "dd,two", "p", NULL, 0);
+  if (opset >= 18) node(g, "ReduceMean", "rm2", "p,axes", "v", NULL, 0);
+  else node(g, "ReduceMean", "rm2", "p", "v", &ax, 1);
+  node(g, "Add", "add", "v,eps", "ve", NULL, 0);
+  node(g, "Sqrt", "sqrt", "ve", "sd", NULL, 0);
+  node(g, "Div", "div", "dd,sd", affine ? "n" : "y", NULL, 0);
+  if (affine) {
+    constant(g, "gamma", rand_tensor(nd, 1, 1));
+    constant(g, "beta", rand_tensor(nd, 1, 1));
+    node(g, "Mul", "mul", "n,gamma", "ng", NULL, 0);
+    node(g, "Add", "addb", "ng,beta", "y", NULL, 0);
+  }
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+}
+
+static void test_layernorm(void **state) {
+  int64_t d[] = {2, 3, 8};
+  const int64_t opsets[] = {13, 17, 18};
+  for (int k = 0; k < 3; k++)
+    for (int affine = 0; affine < 2; affine++) {
+      ge_graph *g = new_graph(opsets[k]);
+      build_layernorm(g, affine, opsets[k]);
+      ge_tensor *in[1] = {rand_tensor(d, 3, 2)};
+      ge_graph *opt = check_pass(g, NULL, in, 1, 1e-4f);
+      assert_int_equal(opt->n_nodes, 1);
+      const ge_node *n = &opt->nodes[0];
+      assert_string_equal(n->op_type, "LayerNormalization");
+      assert_string_equal(n->domain, opsets[k] >= 17 ? "" : "ai.ge");
+      assert_int_equal(ge_node_attr_int(n, "axis", 0), 2);
+      ge_graph_free(opt);
+      free_inputs(in, 1);
+      ge_graph_free(g);
+    }
+}
+
+static void test_attention(void **state) {
+  /* 0: Div scale; 1: Mul scale; 2: K broadcast over heads; 3: dynamic declared dims */
+  for (int variant = 0; variant < 4; variant++) {
+    ge_graph *g = new_graph(0);
+    int64_t d[] = {2, 3, 4, 8}, md[] = {1, 1, 4, 4}, kd[] = {2, 1, 4, 8}, dyn[] = {-1, 3, -1, 8},
+            mdyn[] = {1, 1, -1, -1};
+    input(g, "q", variant == 3 ? dyn : d, 4);
+    input(g, "k", variant == 2 ? kd : variant == 3 ? dyn : d, 4);
+    input(g, "v", variant == 3 ? dyn : d, 4);
+    input(g, "mask", variant == 3 ? mdyn : md, 4);
+    int64_t perm[] = {0, 1, 3, 2};
+    ge_attr tp = GE_ATTR_INTS("perm", perm, 4), ax = GE_ATTR_INT("axis", -1);
+    node(g, "Transpose", "kt", "k", "kT", &tp, 1);
+    node(g, "MatMul", "qk", "q,kT", "s", NULL, 0);
+    if (variant == 0) {
+      scalar(g, "c", sqrtf(8.f));
+      node(g, "Div", "scale", "s,c", "ss", NULL, 0);
+    } else {
+      scalar(g, "c", 1.f / sqrtf(8.f));
+      node(g, "Mul", "scale", "c,s", "ss", NULL, 0);
+    }
+    node(g, "Add", "addmask", "ss,mask", "sm", NULL, 0);
+    node(g, "Softmax", "softmax", "sm", "p", &ax, 1);
+    node(g, "MatMul", "pv", "p,v", "y", NULL, 0);
+    assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+    ge_tensor *in[4] = {rand_tensor(d, 4, 1), rand_tensor(variant == 2 ? kd : d, 4, 1),
+                        rand_tensor(d, 4, 1), rand_tensor(md, 4, 1)};
+    float *m = ge_tensor_data(in[3]);
+    m[3] = -INFINITY; /* a masked position */
+    ge_graph *opt = check_pass(g, NULL, in, 4, 1e-4f);
+    assert_int_equal(count_op(opt, "Attention"), 1);
+    assert_int_equal(count_op(opt, "Softmax"), 0);
+    assert_int_equal(opt->n_nodes, 2); /* Transpose + Attention */
+    assert_float_equal(ge_node_attr_float(find_op(opt, "Attention"), "scale", 0), 1.f / sqrtf(8.f), 1e-6);
+    ge_graph_free(opt);
+    free_inputs(in, 4);
+    ge_graph_free(g);
+  }
+}
+
+/* ------------------------------------------------------------------ pipeline */
+
+static void test_pipeline_config(void **state) {
+  ge_pass_config cfg;
+  ge_pass_config_init(&cfg, 3);
+  assert_int_equal(ge_pass_config_add_list(&cfg, false, "cse, dce"), GE_OK);
+  assert_int_equal(cfg.n_disable, 2);
+  assert_int_equal(ge_pass_config_add_list(&cfg, true, "bogus"), GE_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(ge_last_error(), "bogus"));
+  ge_pass_config_clear(&cfg);
+
+  /* level 0 does nothing; level 1 removes the Identity; disabling identity_elim keeps it */
+  ge_graph *g = new_graph(0);
+  int64_t d[] = {2, 2};
+  input(g, "x", d, 2);
+  node(g, "Relu", "r", "x", "a", NULL, 0);
+  node(g, "Identity", "i", "a", "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  for (int k = 0; k < 3; k++) {
+    ge_graph *c = NULL;
+    assert_int_equal(ge_graph_clone(g, NULL, &c), GE_OK);
+    ge_pass_config_init(&cfg, k == 0 ? 0 : 1);
+    if (k == 2) assert_int_equal(ge_pass_config_add_list(&cfg, false, "identity_elim"), GE_OK);
+    ge_pass_report rep;
+    assert_int_equal(ge_passes_run(c, &cfg, &rep), GE_OK);
+    assert_int_equal(c->n_nodes, k == 1 ? 1 : 2);
+    if (k == 1) {
+      assert_true(rep.n_stats > 0);
+      assert_int_equal(rep.nodes_before, 2);
+      assert_int_equal(rep.nodes_after, 1);
+      bool seen = false;
+      for (size_t i = 0; i < rep.n_stats; i++)
+        if (!strcmp(rep.stats[i].name, "identity_elim")) {
+          seen = true;
+          assert_true(rep.stats[i].changed);
+          assert_int_equal(rep.stats[i].nodes_before, 2);
+          assert_int_equal(rep.stats[i].nodes_after, 1);
+        }
+      assert_true(seen);
+      char *buf = NULL;
+      size_t len = 0;
+      FILE *f = open_memstream(&buf, &len);
+      ge_pass_report_print(f, &rep);
+      fclose(f);
+      assert_non_null(strstr(buf, "identity_elim"));
+      free(buf);
+    } else if (k == 0) {
+      assert_int_equal(rep.n_stats, 0);
+    }
+    ge_pass_report_clear(&rep);
+    ge_pass_config_clear(&cfg);
+    ge_graph_free(c);
+  }
+  ge_graph_free(g);
+}
+
+/* Values read by name inside a subgraph (If branches) are neither removed nor renamed. */
+static void test_subgraph_reads(void **state) {
+  int64_t d[] = {2};
+  ge_graph *then_g = new_graph(0), *else_g = new_graph(0);
+  node(then_g, "Neg", "neg", "t", "yt", NULL, 0);
+  assert_int_equal(ge_graph_add_output(then_g, "yt"), GE_OK);
+  node(else_g, "Abs", "abs", "u", "ye", NULL, 0);
+  assert_int_equal(ge_graph_add_output(else_g, "ye"), GE_OK);
+  ge_graph *g = new_graph(0);
+  input(g, "x", d, 1);
+  assert_int_equal(ge_graph_add_input(g, "cond", GE_BOOL, NULL, 0), GE_OK);
+  node(g, "Identity", "id", "x", "t", NULL, 0);
+  node(g, "Relu", "relu", "x", "u", NULL, 0);
+  ge_attr br[] = {GE_ATTR_GRAPH("then_branch", then_g), GE_ATTR_GRAPH("else_branch", else_g)};
+  node(g, "If", "if", "cond", "y", br, 2);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  assert_int_equal(ge_graph_toposort(g), GE_OK);
+  ge_pass_config cfg;
+  ge_pass_config_init(&cfg, 3);
+  assert_int_equal(ge_passes_run(g, &cfg, NULL), GE_OK);
+  ge_pass_config_clear(&cfg);
+  assert_int_equal(g->n_nodes, 3);
+  assert_int_equal(count_op(g, "Identity"), 1);
+  assert_int_equal(count_op(g, "Relu"), 1);
+  assert_true(g->values[ge_graph_find_value(g, "t")].producer >= 0);
+  assert_true(g->values[ge_graph_find_value(g, "u")].producer >= 0);
+  ge_graph_free(g);
+  ge_graph_free(then_g);
+  ge_graph_free(else_g);
+}
+
+static void test_infer_types(void **state) {
+  ge_graph *g = new_graph(0);
+  int64_t d[] = {2, 3, 4}, shp[] = {6, 4};
+  input(g, "x", d, 3);
+  const_i64(g, "s", shp, 2);
+  node(g, "Relu", "r", "x", "a", NULL, 0);
+  node(g, "Reshape", "rs", "a,s", "y", NULL, 0);
+  node(g, "NoSuchOp", "bad", "y", "z", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "z"), GE_OK);
+  assert_int_equal(ge_passes_infer_types(g), GE_OK);
+  const ge_type *t = &g->values[ge_graph_find_value(g, "y")].type;
+  assert_int_equal(t->dtype, GE_F32);
+  assert_int_equal(t->shape.rank, 2);
+  assert_int_equal(t->shape.dims[0], 6);
+  assert_int_equal(t->shape.dims[1], 4);
+  /* the unknown op's output stays unknown, without an error */
+  assert_int_equal(g->values[ge_graph_find_value(g, "z")].type.dtype, GE_DTYPE_COUNT);
+  ge_graph_free(g);
+}
+
+int main(void) {
+  assert_int_equal(ge_initialize(NULL, 0), GE_OK);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_identity_elim),  cmocka_unit_test(test_noop_elim),
+      cmocka_unit_test(test_dce_cse),        cmocka_unit_test(test_chains),
+      cmocka_unit_test(test_fold_bn),        cmocka_unit_test(test_matmul_add),
+      cmocka_unit_test(test_act_fusion),     cmocka_unit_test(test_conv_sum),
+      cmocka_unit_test(test_gelu),           cmocka_unit_test(test_layernorm),
+      cmocka_unit_test(test_attention),      cmocka_unit_test(test_pipeline_config),
+      cmocka_unit_test(test_infer_types),    cmocka_unit_test(test_subgraph_reads),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  ge_finalize();
+  return rc;
+}
