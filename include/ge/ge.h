@@ -167,6 +167,13 @@ GE_API ge_status ge_graph_add_input(ge_graph *g, const char *name, ge_dtype dt,
                                     const int64_t *dims, size_t rank);
 /* The value is copied. */
 GE_API ge_status ge_graph_add_constant(ge_graph *g, const char *name, const ge_tensor *value);
+/* A variable: a named, mutable tensor kept by each session that runs the graph.  Its value
+   starts as a copy of `initial` (copied now) when the graph is added to a session, unless the
+   session already has a variable of that name (graphs of one session share variables by
+   name; dtype and shape must agree).  Variables persist across runs of a session and are
+   isolated between sessions.  Ops "ai.ge::Assign", "ai.ge::AssignAdd" and
+   "ai.ge::AssignSub" (inputs: the variable, the value) write them; see docs/callbacks.md. */
+GE_API ge_status ge_graph_add_variable(ge_graph *g, const char *name, const ge_tensor *initial);
 /* op_type may carry a domain as "domain::Op" (e.g. "ai.ge::Summary"); plain names are
    ai.onnx.  An empty input name ("") is an omitted optional input. */
 GE_API ge_status ge_graph_add_node(ge_graph *g, const char *op_type, const char *name,
@@ -224,6 +231,92 @@ GE_API ge_status ge_session_run_graph_async(ge_session *s, uint32_t graph_id,
 /* Number of outputs of a graph added to the session. */
 GE_API ge_status ge_session_graph_num_outputs(ge_session *s, uint32_t graph_id, size_t *n);
 
+/* ---------------------------------------------------------------- variables */
+
+/* Copies of the current values of variables `names[0..n)` into out[i] (the caller frees
+   them).  GE_ERR_NOT_FOUND names a variable no graph of the session declares.  A run's writes
+   become visible atomically when the run ends. */
+GE_API ge_status ge_session_get_variables(ge_session *s, const char *const *names, size_t n,
+                                          ge_tensor **out);
+/* Sets variables from a name -> tensor map (values are copied).  Every name must be a
+   variable of the session with the same dtype and shape; nothing is changed when one is not.
+   Works in both run modes (this is how a checkpoint is restored). */
+GE_API ge_status ge_session_set_variables(ge_session *s, const ge_tensor_map *values);
+
+/* ---------------------------------------------------------------- callbacks */
+
+/* Called after a run of a graph that holds Summary / Save / Callback ops, with the data of
+   that run under one key: "Summary" (tag -> tensor), "Save" (variable name -> its value after
+   the run), or the `key` of a Callback op (input name -> tensor).  The map and its tensors
+   are read-only and valid only for the duration of the call.  Return 0 for success; any other
+   value is logged (key, graph id, code) and counted as a failure: it never stops the graph
+   and the run still returns GE_OK.  Callbacks of one key never run concurrently with each
+   other (stateful callbacks need no lock); different keys may.  In sync mode (default)
+   callbacks run on the thread of ge_session_run_graph before it returns; with option
+   ge.callbackMode=async they run on the session's callback thread, on copies, in the order
+   of the runs for each key. */
+typedef uint32_t (*ge_callback_fn)(uint32_t graph_id, const ge_tensor_map *params, void *user);
+/* Sets `fn` as the only callback of `key` (replacing any earlier ones).  Safe while runs are
+   in flight; takes effect from the next run.  GE_ERR_STATE before ge_initialize or after
+   ge_finalize; GE_ERR_INVALID_ARGUMENT for a NULL fn or an empty key. */
+GE_API ge_status ge_session_register_callback(ge_session *s, const char *key, ge_callback_fn fn,
+                                              void *user);
+/* Adds one more callback to `key`.  Callbacks of a key run in ascending `priority`; equal
+   priorities run in the order they were added (register_callback uses priority 0). */
+GE_API ge_status ge_session_add_callback(ge_session *s, const char *key, ge_callback_fn fn,
+                                         void *user, int priority);
+
+/* Metrics of one key, since the session was created. */
+typedef struct ge_callback_stats {
+  uint64_t calls;      /* callback invocations */
+  uint64_t failures;   /* invocations that returned non-zero */
+  double total_ms;     /* wall time spent in the callbacks */
+  double mean_ms;      /* total_ms / calls (0 when no calls) */
+  double max_ms;       /* the longest invocation */
+  uint64_t bytes;      /* tensor bytes delivered (summed over invocations) */
+} ge_callback_stats;
+/* GE_ERR_NOT_FOUND for a key that has neither a callback nor data yet. */
+GE_API ge_status ge_session_callback_stats(ge_session *s, const char *key, ge_callback_stats *out);
+/* The i-th key the session knows (registration or data order); GE_ERR_NOT_FOUND past the
+   end.  *key is valid while the session lives. */
+GE_API ge_status ge_session_callback_key(ge_session *s, size_t i, const char **key);
+
+/* ---------------------------------------------------------------- checkpoints */
+
+/* Writes a tensor map as a safetensors file (tensors in map order; GE_STRING unsupported). */
+GE_API ge_status ge_checkpoint_save(const ge_tensor_map *m, const char *path);
+/* Reads a safetensors file written by ge or by the `safetensors` package. */
+GE_API ge_status ge_checkpoint_load(const char *path, ge_tensor_map **out);
+/* Reads a checkpoint into the session's variables (ge_session_set_variables). */
+GE_API ge_status ge_session_restore_variables(ge_session *s, const char *path);
+/* A ready-made "Save" consumer.  Register ge_checkpoint_writer_callback with the writer as
+   `user`: each call writes "<prefix>-<graph_id>-<n>.safetensors" (n = 0, 1, 2... per writer)
+   and overwrites "<prefix>-latest.safetensors".  One writer serves one key of one session
+   (callbacks of a key never run concurrently); free it after the session. */
+typedef struct ge_checkpoint_writer ge_checkpoint_writer;
+GE_API ge_status ge_checkpoint_writer_create(const char *prefix, ge_checkpoint_writer **out);
+GE_API void ge_checkpoint_writer_free(ge_checkpoint_writer *w);
+/* Files written so far. */
+GE_API uint64_t ge_checkpoint_writer_count(const ge_checkpoint_writer *w);
+GE_API uint32_t ge_checkpoint_writer_callback(uint32_t graph_id, const ge_tensor_map *params,
+                                              void *writer);
+
+/* ---------------------------------------------------------------- TensorBoard */
+
+/* A ready-made "Summary" consumer writing a TensorBoard event file
+   "<logdir>/events.out.tfevents.<time>.<host>.<pid>.ge" (the folder must exist).  Register
+   ge_summary_writer_callback with the writer as `user`.  Scalars become scalars, "histogram"
+   and "tensor" summaries histograms, "image" summaries PNG images; the step is the writer's
+   call count.  One writer serves one key of one session; free it after the session. */
+typedef struct ge_summary_writer ge_summary_writer;
+GE_API ge_status ge_summary_writer_create(const char *logdir, ge_summary_writer **out);
+GE_API void ge_summary_writer_free(ge_summary_writer *w);
+GE_API const char *ge_summary_writer_path(const ge_summary_writer *w);
+/* Appends one event with a value per entry of `m` (types from ge_tensor_map_info). */
+GE_API ge_status ge_summary_writer_write(ge_summary_writer *w, int64_t step, const ge_tensor_map *m);
+GE_API uint32_t ge_summary_writer_callback(uint32_t graph_id, const ge_tensor_map *params,
+                                           void *writer);
+
 /* ---------------------------------------------------------------- tensor maps */
 
 GE_API ge_status ge_tensor_map_create(ge_tensor_map **out);
@@ -234,6 +327,11 @@ GE_API size_t ge_tensor_map_size(const ge_tensor_map *m);
 GE_API const char *ge_tensor_map_key(const ge_tensor_map *m, size_t i);
 GE_API const ge_tensor *ge_tensor_map_value(const ge_tensor_map *m, size_t i);
 GE_API const ge_tensor *ge_tensor_map_find(const ge_tensor_map *m, const char *key);
+/* An optional annotation of entry i: in "Summary" maps, the Summary op's type ("scalar",
+   "histogram", "tensor" or "image"); NULL when none. */
+GE_API const char *ge_tensor_map_info(const ge_tensor_map *m, size_t i);
+/* Sets (info NULL: clears) the annotation of an existing key; GE_ERR_NOT_FOUND otherwise. */
+GE_API ge_status ge_tensor_map_set_info(ge_tensor_map *m, const char *key, const char *info);
 
 #ifdef __cplusplus
 }

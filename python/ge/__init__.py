@@ -20,6 +20,8 @@ from ._lib import (CallbackError, GeError, InternalError, InvalidArgument, NotFo
                    library_path)
 from ._lib import IOError_ as IOError  # noqa: A001 - ge.IOError, a GeError subclass
 from .session import (Graph, InferenceSession, Session, ValueInfo, finalize, initialize)
+from . import callbacks as _callbacks  # noqa: F401,E402 - variables, callbacks, stats on Session
+from .callbacks import CheckpointWriter, SummaryWriter  # noqa: E402
 
 
 def version():

@@ -100,6 +100,39 @@ ge_status ge_graph_add_constant(ge_graph *g, const char *name, const ge_tensor *
   return GE_OK;
 }
 
+ge_status ge_graph_add_variable(ge_graph *g, const char *name, const ge_tensor *initial) {
+  if (!g) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_graph_add_variable: NULL graph");
+  if (!name || !name[0])
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "graph '%s': a variable needs a name", gname(g));
+  if (!initial)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "graph '%s': variable '%s': initial value is NULL",
+                    gname(g), name);
+  if (initial->dtype == GE_STRING)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "graph '%s': variable '%s': string variables are "
+                    "not supported", gname(g), name);
+  int32_t id = ge_graph_find_value(g, name);
+  if (id >= 0 && value_defined(&g->values[id]))
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "graph '%s': variable '%s' is already defined",
+                    gname(g), name);
+  ge_tensor *copy;
+  GE_CHECK(ge_tensor_clone(initial, &copy));
+  if (id < 0) {
+    ge_status st = ge_graph_value(g, name, &id);
+    if (st != GE_OK) {
+      ge_tensor_free(copy);
+      return st;
+    }
+  }
+  ge_value *v = &g->values[id];
+  v->kind = GE_VALUE_VARIABLE;
+  v->constant = copy;
+  memset(&v->type, 0, sizeof v->type);
+  v->type.kind = GE_TYPE_TENSOR;
+  v->type.dtype = copy->dtype;
+  ge_tensor_shape(copy, &v->type.shape);
+  return GE_OK;
+}
+
 ge_status ge_graph_add_node(ge_graph *g, const char *op_type, const char *name,
                             const char *const *inputs, size_t n_in, const char *const *outputs,
                             size_t n_out, const ge_attr *attrs, size_t n_attrs) {

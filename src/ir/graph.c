@@ -339,6 +339,7 @@ ge_status ge_graph_append_node(ge_graph *g, const char *op_type, const char *dom
       const char *why = v->kind == GE_VALUE_INPUT      ? "it is a graph input"
                         : v->kind == GE_VALUE_CONSTANT ? "it is an initializer"
                         : v->kind == GE_VALUE_OUTER    ? "it is a value of an enclosing graph"
+                        : v->kind == GE_VALUE_VARIABLE ? "it is a variable"
                         : v->producer == -2            ? "the node lists it twice"
                                                        : "another node already produces it";
       if (v->producer >= 0 && (size_t)v->producer < g->n_nodes) {
@@ -720,7 +721,8 @@ ge_status ge_graph_toposort(ge_graph *g) {
         n_edges++;
         continue;
       }
-      if (v->kind == GE_VALUE_INPUT || v->kind == GE_VALUE_CONSTANT || v->kind == GE_VALUE_OUTER)
+      if (v->kind == GE_VALUE_INPUT || v->kind == GE_VALUE_CONSTANT || v->kind == GE_VALUE_OUTER ||
+          v->kind == GE_VALUE_VARIABLE)
         continue;
       const ge_value *outer = g->parent ? find_in_ancestors(g, v->name) : NULL;
       if (outer) {

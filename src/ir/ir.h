@@ -116,6 +116,7 @@ typedef enum ge_value_kind {
   GE_VALUE_INPUT,            /* a graph input */
   GE_VALUE_CONSTANT,         /* an initializer (may also be an input: a default) */
   GE_VALUE_OUTER,            /* a subgraph's reference to a value of an enclosing graph */
+  GE_VALUE_VARIABLE,         /* a session variable; `constant` holds its initial value */
 } ge_value_kind;
 
 typedef enum ge_type_kind {

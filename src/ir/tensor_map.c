@@ -7,6 +7,7 @@
 struct ge_tensor_map {
   char **keys;
   ge_tensor **values;
+  char **infos;   /* per entry: NULL or a short annotation (a Summary's type) */
   size_t n, cap;
   int32_t *index; /* open addressing: entry ids or -1; index_cap is a power of two */
   size_t index_cap;
@@ -85,7 +86,9 @@ ge_status ge_tensor_map_put(ge_tensor_map *m, const char *key, ge_tensor *value)
     if (k) m->keys = k;
     ge_tensor **v = k ? realloc(m->values, nc * sizeof *v) : NULL;
     if (v) m->values = v;
-    if (!k || !v) {
+    char **inf = v ? realloc(m->infos, nc * sizeof *inf) : NULL;
+    if (inf) m->infos = inf;
+    if (!k || !v || !inf) {
       ge_tensor_free(value);
       return ge_error(GE_ERR_OUT_OF_MEMORY, "tensor map: out of memory");
     }
@@ -98,6 +101,7 @@ ge_status ge_tensor_map_put(ge_tensor_map *m, const char *key, ge_tensor *value)
   }
   m->keys[m->n] = kc;
   m->values[m->n] = value;
+  m->infos[m->n] = NULL;
   m->n++;
   if (m->n * 2 + 2 > m->index_cap) {
     if (!index_rebuild(m, m->n)) {
@@ -116,8 +120,10 @@ void ge_tensor_map_free(ge_tensor_map *m) {
   if (!m) return;
   for (size_t i = 0; i < m->n; i++) {
     free(m->keys[i]);
+    free(m->infos[i]);
     ge_tensor_free(m->values[i]);
   }
+  free(m->infos);
   free(m->keys);
   free(m->values);
   free(m->index);
@@ -137,4 +143,19 @@ const ge_tensor *ge_tensor_map_value(const ge_tensor_map *m, size_t i) {
 const ge_tensor *ge_tensor_map_find(const ge_tensor_map *m, const char *key) {
   int32_t id = find_entry(m, key);
   return id >= 0 ? m->values[id] : NULL;
+}
+
+const char *ge_tensor_map_info(const ge_tensor_map *m, size_t i) {
+  return m && i < m->n ? m->infos[i] : NULL;
+}
+
+ge_status ge_tensor_map_set_info(ge_tensor_map *m, const char *key, const char *info) {
+  int32_t id = find_entry(m, key);
+  if (id < 0)
+    return ge_error(GE_ERR_NOT_FOUND, "tensor map: no key '%s'", key ? key : "(null)");
+  char *c = NULL;
+  if (info && !(c = strdup(info))) return ge_error(GE_ERR_OUT_OF_MEMORY, "tensor map: out of memory");
+  free(m->infos[id]);
+  m->infos[id] = c;
+  return GE_OK;
 }

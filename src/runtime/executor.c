@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/program.h"
+#include "runtime/executor.h"
 
 static void type_of_tensor(const ge_tensor *t, ge_type *ty) {
   memset(ty, 0, sizeof *ty);
@@ -89,6 +89,11 @@ ge_status ge_plan_run_check_inputs(const ge_plan *p, ge_tensor *const *inputs, s
 
 ge_status ge_plan_run(const ge_plan *p, ge_tensor *const *inputs, size_t n_in, ge_tensor **outputs,
                       size_t n_out) {
+  return ge_plan_run_env(p, inputs, n_in, outputs, n_out, NULL);
+}
+
+ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_in,
+                          ge_tensor **outputs, size_t n_out, const ge_run_env *env) {
   GE_CHECK(ge_plan_run_check_inputs(p, inputs, n_in));
   if (n_out != p->n_outputs)
     return ge_error(GE_ERR_INVALID_ARGUMENT, "the graph has %zu outputs, got room for %zu", p->n_outputs, n_out);
@@ -114,7 +119,14 @@ ge_status ge_plan_run(const ge_plan *p, ge_tensor *const *inputs, size_t n_in, g
     goto done;
   }
   for (size_t v = 0; v < p->n_slots; v++)
-    if (p->slots[v].constant) ge_tensor_view(&slots[v], p->slots[v].constant);
+    if (p->slots[v].constant) {
+      ge_tensor_view(&slots[v], p->slots[v].constant);
+    } else if (v < p->graph->n_values && p->graph->values[v].kind == GE_VALUE_VARIABLE &&
+               p->graph->values[v].constant) {
+      ge_tensor_view(&slots[v], p->graph->values[v].constant); /* the initial value */
+    }
+  for (size_t i = 0; env && i < env->n_vars; i++)
+    if (env->var_slots[i] < p->n_slots) ge_tensor_view(&slots[env->var_slots[i]], &env->var_values[i]);
   for (size_t i = 0; i < n_in; i++) ge_tensor_view(&slots[p->inputs[i]], inputs[i]);
 
   for (size_t si = 0; si < p->n_steps; si++) {
@@ -151,7 +163,8 @@ ge_status ge_plan_run(const ge_plan *p, ge_tensor *const *inputs, size_t n_in, g
       }
     }
     ge_kctx kc = {.node = s->node, .n_in = s->n_in, .n_out = s->n_out, .in = in_ptrs,
-                  .out = out_ptrs, .threads = p->opts.intra_threads, .exec = NULL};
+                  .out = out_ptrs, .threads = p->opts.intra_threads,
+                  .exec = env ? env->fx : NULL};
     st = s->k->run(s->state, &kc);
     if (st != GE_OK) goto done;
     for (uint32_t d = 0; d < s->n_dead; d++) {

@@ -1,8 +1,11 @@
 /* Run-time and prepare-time helpers of the kernel interface. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend/kernel.h"
+#include "runtime/run_fx.h"
 
 static ge_status node_fail(const ge_node *n, ge_status st, const char *fmt, va_list ap) {
   char msg[768], where[256];
@@ -44,4 +47,55 @@ ge_status ge_kctx_alloc_output(ge_kctx *c, size_t i, ge_dtype dt, const int64_t 
   if (i >= c->n_out || !c->out[i]) return ge_kctx_fail(c, GE_ERR_INTERNAL, "no output slot %zu", i);
   ge_tensor_release_storage(c->out[i]);
   return ge_tensor_init_alloc(c->out[i], dt, dims, rank);
+}
+
+/* ------------------------------------------------------------------ run side effects */
+
+void ge_run_fx_clear(ge_run_fx *fx) {
+  for (size_t i = 0; i < fx->n; i++) {
+    free(fx->e[i].key);
+    free(fx->e[i].name);
+    free(fx->e[i].sub);
+    ge_tensor_free(fx->e[i].t);
+  }
+  free(fx->e);
+  memset(fx, 0, sizeof *fx);
+}
+
+static char *dup_or_null(const char *s, bool *oom) {
+  if (!s) return NULL;
+  char *d = strdup(s);
+  if (!d) *oom = true;
+  return d;
+}
+
+ge_status ge_kctx_record(ge_kctx *c, ge_effect_kind kind, const char *key, const char *name,
+                         const char *sub, const ge_tensor *t) {
+  ge_run_fx *fx = c ? c->exec : NULL;
+  if (!fx) return GE_OK; /* no run context: nothing to record */
+  if (fx->n == fx->cap) {
+    size_t cap = fx->cap ? fx->cap * 2 : 8;
+    ge_effect *p = cap > SIZE_MAX / sizeof *p ? NULL : realloc(fx->e, cap * sizeof *p);
+    if (!p) return ge_kctx_fail(c, GE_ERR_OUT_OF_MEMORY, "out of memory recording '%s'", name);
+    fx->e = p;
+    fx->cap = cap;
+  }
+  ge_effect e = {.kind = kind};
+  bool oom = false;
+  e.key = dup_or_null(key, &oom);
+  e.name = dup_or_null(name, &oom);
+  e.sub = dup_or_null(sub, &oom);
+  ge_status st = GE_OK;
+  if (!oom && t && kind != GE_EFFECT_SAVE) st = ge_tensor_clone(t, &e.t);
+  if (oom || st != GE_OK) {
+    free(e.key);
+    free(e.name);
+    free(e.sub);
+    return ge_kctx_fail(c, oom ? GE_ERR_OUT_OF_MEMORY : st, "recording '%s': %s", name,
+                        oom ? "out of memory" : ge_last_error());
+  }
+  if (kind == GE_EFFECT_ASSIGN || kind == GE_EFFECT_ASSIGN_ADD || kind == GE_EFFECT_ASSIGN_SUB)
+    fx->has_assign = true;
+  fx->e[fx->n++] = e;
+  return GE_OK;
 }

@@ -64,8 +64,7 @@ static ge_status apply_one(ge_options *o, const char *key, const char *value) {
     return bad_value(key, value, "cpu or cuda");
   } else if (!strcmp(key, "ge.graphRunMode")) {
     GE_CHECK(parse_int(key, value, 0, 1, &iv));
-    if (iv == 1) return not_yet(key, value);
-    o->run_mode = iv;
+    o->run_mode = iv; /* 1: training (variables writable); 0: inference (read-only) */
   } else if (!strcmp(key, "ge.exec.precision_mode")) {
     static const char *const known[] = {"must_keep_origin_dtype", "force_fp32",
                                         "allow_fp32_to_bf16", "allow_fp32_to_fp16",
@@ -104,7 +103,7 @@ static ge_status apply_one(ge_options *o, const char *key, const char *value) {
     if (!*value) return bad_value(key, value, "a path");
   } else if (!strcmp(key, "ge.callbackMode")) {
     if (!strcmp(value, "sync")) o->callback_async = false;
-    else if (!strcmp(value, "async")) return not_yet(key, value);
+    else if (!strcmp(value, "async")) o->callback_async = true;
     else return bad_value(key, value, "sync or async");
   } else {
     return ge_error(GE_ERR_INVALID_ARGUMENT, "unknown option key '%s'", key);

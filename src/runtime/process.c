@@ -122,3 +122,10 @@ void ge_process_detach(ge_session *s) {
     }
   pthread_mutex_unlock(&proc.mu);
 }
+
+bool ge_process_initialized(void) {
+  pthread_mutex_lock(&proc.mu);
+  bool r = proc.initialized;
+  pthread_mutex_unlock(&proc.mu);
+  return r;
+}

@@ -4,7 +4,10 @@
 #include <string.h>
 
 #include "compiler/program.h"
+#include "runtime/callbacks.h"
+#include "runtime/executor.h"
 #include "runtime/session.h"
+#include "runtime/variables.h"
 
 #define GE_PLAN_CACHE_MAX 32
 
@@ -16,6 +19,11 @@ typedef struct graph_entry {
   size_t n_plans;
   int refs;              /* runs in flight */
   bool removed;
+  uint32_t *var_slots;   /* value ids of the graph's variables */
+  size_t *var_idx;       /* their indices in the session's variable store */
+  size_t n_vars;
+  bool has_effects;      /* holds ai.ge Summary/Save/Callback/Assign* ops */
+  unsigned warned;       /* WARN_* bits: keys without a callback, warned once (under s->mu) */
   struct graph_entry *next;
 } graph_entry;
 
@@ -26,14 +34,22 @@ struct ge_session {
   graph_entry *graphs;
   int pending_async;
   bool shut_down;
+  ge_var_store vars;
+  ge_callbacks cb;
 };
+
+enum { WARN_SUMMARY = 1, WARN_SAVE = 2, WARN_OTHER = 4 };
 
 static void entry_free(graph_entry *e) {
   ge_plan_free(e->declared);
   for (size_t i = 0; i < e->n_plans; i++) ge_plan_free(e->plans[i]);
   ge_graph_free(e->g);
+  free(e->var_slots);
+  free(e->var_idx);
   free(e);
 }
+
+static ge_status scan_graph(ge_session *s, graph_entry *e);
 
 static ge_status check_alive(ge_session *s) {
   if (!s) return ge_error(GE_ERR_INVALID_ARGUMENT, "session is NULL");
@@ -60,6 +76,8 @@ ge_status ge_session_create(const ge_option *opts, size_t n_opts, ge_session **o
     free(s);
     return st;
   }
+  ge_var_store_init(&s->vars);
+  ge_callbacks_init(&s->cb, s->opts.callback_async);
   *out = s;
   return GE_OK;
 }
@@ -75,6 +93,9 @@ void ge_session_shutdown(ge_session *s) {
   pthread_mutex_lock(&s->mu);
   s->shut_down = true;
   pthread_mutex_unlock(&s->mu);
+  /* after shut_down: a callback calling back into this session gets GE_ERR_STATE at once
+     (ge_finalize holds the process lock while it drains) */
+  ge_callbacks_drain(&s->cb);
 }
 
 void ge_session_free(ge_session *s) {
@@ -98,6 +119,8 @@ void ge_session_free(ge_session *s) {
     entry_free(e);
     e = next;
   }
+  ge_callbacks_destroy(&s->cb); /* drains what is still queued */
+  ge_var_store_destroy(&s->vars);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
   free(s);
@@ -117,9 +140,9 @@ ge_status ge_session_add_graph(ge_session *s, uint32_t graph_id, const ge_graph 
   e->id = graph_id;
   ge_status st = ge_graph_clone(g, NULL, &e->g);
   if (st == GE_OK) st = ge_graph_toposort(e->g);
+  if (st == GE_OK) st = scan_graph(s, e);
   if (st != GE_OK) {
-    if (e->g) ge_graph_free(e->g);
-    free(e);
+    entry_free(e);
     return ge_error_prefix(st, "adding graph %u: ", graph_id);
   }
   pthread_mutex_lock(&s->mu);
@@ -181,6 +204,53 @@ ge_status ge_session_remove_graph(ge_session *s, uint32_t graph_id) {
       }
   pthread_mutex_unlock(&s->mu);
   if (gone) entry_free(e); /* else the last run in flight frees it */
+  return GE_OK;
+}
+
+static bool is_ge_domain(const char *d) { return d && !strcmp(d, "ai.ge"); }
+static bool is_assign_op(const ge_node *n) {
+  return is_ge_domain(n->domain) && (!strcmp(n->op_type, "Assign") ||
+                                     !strcmp(n->op_type, "AssignAdd") ||
+                                     !strcmp(n->op_type, "AssignSub"));
+}
+static bool is_effect_op(const ge_node *n) {
+  return is_assign_op(n) ||
+         (is_ge_domain(n->domain) && (!strcmp(n->op_type, "Summary") ||
+                                      !strcmp(n->op_type, "Save") ||
+                                      !strcmp(n->op_type, "Callback")));
+}
+
+/* Declares the graph's variables in the session and notes its side-effecting ops.  In
+   inference mode (ge.graphRunMode=0) variables are read-only: a graph that writes one is
+   refused. */
+static ge_status scan_graph(ge_session *s, graph_entry *e) {
+  const ge_graph *g = e->g;
+  char where[256];
+  for (size_t i = 0; i < g->n_nodes; i++) {
+    const ge_node *n = &g->nodes[i];
+    if (!is_effect_op(n)) continue;
+    e->has_effects = true;
+    if (is_assign_op(n) && s->opts.run_mode == 0)
+      return ge_error(GE_ERR_STATE, "%s writes a variable, but variables are read-only in "
+                      "inference mode (ge.graphRunMode=0); use ge.graphRunMode=1 to train",
+                      ge_node_desc(n, where, sizeof where));
+  }
+  size_t nv = 0;
+  for (size_t v = 0; v < g->n_values; v++)
+    if (g->values[v].kind == GE_VALUE_VARIABLE) nv++;
+  if (!nv) return GE_OK;
+  e->var_slots = calloc(nv, sizeof *e->var_slots);
+  e->var_idx = calloc(nv, sizeof *e->var_idx);
+  if (!e->var_slots || !e->var_idx)
+    return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory adding the variables of a graph");
+  for (size_t v = 0; v < g->n_values; v++) {
+    const ge_value *val = &g->values[v];
+    if (val->kind != GE_VALUE_VARIABLE) continue;
+    if (!val->constant)
+      return ge_error(GE_ERR_INVALID_ARGUMENT, "variable '%s' has no initial value", val->name);
+    GE_CHECK(ge_var_store_declare(&s->vars, val->name, val->constant, &e->var_idx[e->n_vars]));
+    e->var_slots[e->n_vars++] = (uint32_t)v;
+  }
   return GE_OK;
 }
 
@@ -272,6 +342,94 @@ static ge_status plan_for(ge_session *s, graph_entry *e, ge_tensor *const *input
   return GE_OK;
 }
 
+/* Groups a run's Summary / Save / Callback records into one map per key (in the order the
+   keys first appear) and hands them to the callbacks.  Failures here are logged, never
+   returned: the run itself succeeded. */
+static void deliver_effects(ge_session *s, graph_entry *e, ge_run_fx *fx) {
+  size_t cap = 0;
+  for (size_t i = 0; i < fx->n; i++)
+    if (fx->e[i].key) cap++;
+  if (!cap) return;
+  char **keys = calloc(cap, sizeof *keys);
+  ge_tensor_map **maps = calloc(cap, sizeof *maps);
+  size_t nk = 0;
+  if (!keys || !maps) {
+    ge_warn("graph %u: out of memory delivering callback data", e->id);
+    free(keys);
+    free(maps);
+    return;
+  }
+  for (size_t i = 0; i < fx->n; i++) {
+    ge_effect *ef = &fx->e[i];
+    if (!ef->key) continue;
+    size_t k = 0;
+    while (k < nk && strcmp(keys[k], ef->key)) k++;
+    if (k == nk) {
+      if (ge_tensor_map_create(&maps[k]) != GE_OK) break;
+      keys[nk++] = ef->key;
+    }
+    ge_tensor *t = ef->t;
+    ef->t = NULL;
+    if (ef->kind == GE_EFFECT_SAVE && ge_var_store_get(&s->vars, ef->name, &t) != GE_OK) {
+      ge_warn("graph %u: Save: %s", e->id, ge_last_error());
+      continue;
+    }
+    if (t && ge_tensor_map_put(maps[k], ef->name, t) == GE_OK && ef->sub)
+      ge_tensor_map_set_info(maps[k], ef->name, ef->sub); /* the Summary type */
+  }
+  /* keys without any callback: warn once per graph (Summary, Save, others) */
+  for (size_t k = 0; k < nk; k++) {
+    if (ge_callbacks_has(&s->cb, keys[k])) continue;
+    unsigned bit = !strcmp(keys[k], "Summary") ? WARN_SUMMARY
+                   : !strcmp(keys[k], "Save")  ? WARN_SAVE
+                                               : WARN_OTHER;
+    pthread_mutex_lock(&s->mu);
+    bool first = !(e->warned & bit);
+    e->warned |= bit;
+    pthread_mutex_unlock(&s->mu);
+    if (first)
+      ge_warn("graph %u holds %s ops but the session has no '%s' callback: their data is "
+              "dropped (warned once per graph)", e->id,
+              bit == WARN_OTHER ? "Callback" : keys[k], keys[k]);
+  }
+  ge_callbacks_deliver(&s->cb, e->id, nk, keys, maps); /* frees the maps */
+  free(keys);
+  free(maps);
+}
+
+/* One run: snapshot the variables, run, commit the writes, deliver the callback data. */
+static ge_status run_with_env(ge_session *s, graph_entry *e, const ge_plan *p,
+                              ge_tensor *const *inputs, size_t n_in, ge_tensor **outputs,
+                              size_t n_out) {
+  if (!e->n_vars && !e->has_effects) return ge_plan_run(p, inputs, n_in, outputs, n_out);
+  ge_var_buf **bufs = calloc(e->n_vars + 1, sizeof *bufs);
+  ge_tensor *views = calloc(e->n_vars + 1, sizeof *views);
+  if (!bufs || !views) {
+    free(bufs);
+    free(views);
+    return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory starting a run");
+  }
+  ge_var_store_snapshot(&s->vars, e->var_idx, e->n_vars, bufs, views);
+  ge_run_fx fx = {0};
+  ge_run_env env = {.n_vars = e->n_vars, .var_slots = e->var_slots, .var_values = views,
+                    .fx = &fx};
+  ge_status st = ge_plan_run_env(p, inputs, n_in, outputs, n_out, &env);
+  ge_var_store_release(&s->vars, bufs, e->n_vars);
+  free(bufs);
+  free(views);
+  if (st == GE_OK) {
+    st = ge_var_store_commit(&s->vars, &fx);
+    if (st != GE_OK)
+      for (size_t i = 0; i < n_out; i++) {
+        ge_tensor_free(outputs[i]);
+        outputs[i] = NULL;
+      }
+  }
+  if (st == GE_OK) deliver_effects(s, e, &fx);
+  ge_run_fx_clear(&fx);
+  return st;
+}
+
 ge_status ge_session_run_graph(ge_session *s, uint32_t graph_id, ge_tensor *const *inputs,
                                size_t n_in, ge_tensor **outputs, size_t n_out) {
   graph_entry *e = NULL;
@@ -280,7 +438,7 @@ ge_status ge_session_run_graph(ge_session *s, uint32_t graph_id, ge_tensor *cons
   bool tmp = false;
   ge_status st = plan_for(s, e, inputs, n_in, &p, &tmp);
   if (st == GE_OK) {
-    st = ge_plan_run(p, inputs, n_in, outputs, n_out);
+    st = run_with_env(s, e, p, inputs, n_in, outputs, n_out);
     if (st != GE_OK) st = ge_error_prefix(st, "graph %u: ", graph_id);
   }
   if (tmp) ge_plan_free(p);
@@ -359,4 +517,83 @@ ge_status ge_session_run_graph_async(ge_session *s, uint32_t graph_id, ge_tensor
     return ge_error(GE_ERR_INTERNAL, "run_graph_async: could not start a thread");
   }
   return GE_OK;
+}
+
+/* ------------------------------------------------------------------ variables */
+
+ge_status ge_session_get_variables(ge_session *s, const char *const *names, size_t n,
+                                   ge_tensor **out) {
+  GE_CHECK(check_alive(s));
+  if (n && (!names || !out))
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "get_variables: names or out is NULL");
+  for (size_t i = 0; i < n; i++) out[i] = NULL;
+  for (size_t i = 0; i < n; i++) {
+    ge_status st = names[i] ? ge_var_store_get(&s->vars, names[i], &out[i])
+                            : ge_error(GE_ERR_INVALID_ARGUMENT, "get_variables: name %zu is NULL", i);
+    if (st != GE_OK) {
+      for (size_t j = 0; j < i; j++) {
+        ge_tensor_free(out[j]);
+        out[j] = NULL;
+      }
+      return st;
+    }
+  }
+  return GE_OK;
+}
+
+ge_status ge_session_set_variables(ge_session *s, const ge_tensor_map *values) {
+  GE_CHECK(check_alive(s));
+  if (!values) return ge_error(GE_ERR_INVALID_ARGUMENT, "set_variables: values is NULL");
+  return ge_var_store_set(&s->vars, values);
+}
+
+ge_status ge_session_restore_variables(ge_session *s, const char *path) {
+  GE_CHECK(check_alive(s));
+  ge_tensor_map *m = NULL;
+  GE_CHECK(ge_checkpoint_load(path, &m));
+  ge_status st = ge_var_store_set(&s->vars, m);
+  ge_tensor_map_free(m);
+  if (st != GE_OK) return ge_error_prefix(st, "restoring '%s': ", path);
+  return GE_OK;
+}
+
+/* ------------------------------------------------------------------ callbacks */
+
+static ge_status check_callback_args(ge_session *s, const char *key, ge_callback_fn fn) {
+  if (s && s->shut_down)
+    return ge_error(GE_ERR_STATE, "registering a callback: the session was shut down by "
+                    "ge_finalize");
+  if (!ge_process_initialized())
+    return ge_error(GE_ERR_STATE, "registering a callback: ge is not initialized "
+                    "(call ge_initialize first)");
+  GE_CHECK(check_alive(s));
+  if (!key || !key[0])
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "registering a callback: the key is %s",
+                    key ? "empty" : "NULL");
+  if (!fn)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "registering a callback for key '%s': fn is NULL", key);
+  return GE_OK;
+}
+
+ge_status ge_session_register_callback(ge_session *s, const char *key, ge_callback_fn fn,
+                                       void *user) {
+  GE_CHECK(check_callback_args(s, key, fn));
+  return ge_callbacks_add(&s->cb, key, fn, user, 0, true);
+}
+
+ge_status ge_session_add_callback(ge_session *s, const char *key, ge_callback_fn fn, void *user,
+                                  int priority) {
+  GE_CHECK(check_callback_args(s, key, fn));
+  return ge_callbacks_add(&s->cb, key, fn, user, priority, false);
+}
+
+ge_status ge_session_callback_stats(ge_session *s, const char *key, ge_callback_stats *out) {
+  if (!s || !key || !out)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "callback_stats: NULL session, key or out");
+  return ge_callbacks_stats(&s->cb, key, out);
+}
+
+ge_status ge_session_callback_key(ge_session *s, size_t i, const char **key) {
+  if (!s || !key) return ge_error(GE_ERR_INVALID_ARGUMENT, "callback_key: NULL session or key");
+  return ge_callbacks_key(&s->cb, i, key);
 }

@@ -79,6 +79,8 @@ int ge_cli_parse(int argc, char **argv, ge_cli_args *a) {
       if (rc) return -1;
     } else if (!strcmp(s, "--json")) {
       a->json = true;
+    } else if (!strcmp(s, "--stats")) {
+      a->stats = true;
     } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
       a->quiet = true;
     } else if (s[0] == '-' && s[1]) {

@@ -10,7 +10,7 @@ static void usage(FILE *f) {
           "usage: ge COMMAND MODEL [options]\n"
           "\n"
           "commands:\n"
-          "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--iters N] [--quiet]\n"
+          "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--iters N] [--quiet] [--stats]\n"
           "            [--input-shape NAME:D,D,..]... [options]\n"
           "        run the model; inputs not given are filled with seeded random values\n"
           "  inspect MODEL [--json] [--input-shape NAME:D,D,..]...\n"
