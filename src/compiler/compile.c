@@ -12,10 +12,8 @@ static bool domain_is_onnx(const char *d) { return !d[0] || !strcmp(d, "ai.onnx"
 
 /* Ops whose result must not be computed once at compile time. */
 static bool op_is_foldable(const ge_node *n) {
-  if (!domain_is_onnx(n->domain)) return false;
-  static const char *const never[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                      "RandomUniformLike", "Multinomial", "Bernoulli",
-                                      "If", "Loop", "Scan", "SequenceMap", NULL};
+  if (!domain_is_onnx(n->domain) || ge_op_is_random(n)) return false;
+  static const char *const never[] = {"If", "Loop", "Scan", "SequenceMap", NULL};
   for (const char *const *x = never; *x; x++)
     if (!strcmp(n->op_type, *x)) return false;
   for (size_t i = 0; i < n->n_attrs; i++)

@@ -42,6 +42,13 @@ const ge_op_schema *ge_op_find_schema(const char *domain, const char *name, int6
 size_t ge_op_schema_count(void);
 const ge_op_schema *ge_op_schema_at(size_t i);
 
+/* Ops whose effect is more than their outputs (ai.ge Summary, Save, Callback, Assign,
+   AssignAdd, AssignSub): never removed, merged or folded. */
+bool ge_op_has_side_effects(const ge_node *n);
+/* Ops whose outputs differ from run to run (RandomNormal, Bernoulli, ...): never merged or
+   folded. */
+bool ge_op_is_random(const ge_node *n);
+
 /* Run inference on one node: checks arity, then calls infer.  Errors name the node and op.
    The node's domain "" and "ai.onnx" are the same. */
 ge_status ge_op_infer(ge_infer_ctx *c);

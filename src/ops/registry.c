@@ -59,3 +59,21 @@ const ge_op_schema *ge_op_schema_at(size_t i) {
       if (i-- == 0) return s;
   return NULL;
 }
+
+static bool in_list(const char *name, const char *const *list) {
+  for (; *list; list++)
+    if (!strcmp(name, *list)) return true;
+  return false;
+}
+
+bool ge_op_has_side_effects(const ge_node *n) {
+  static const char *const ge_ops[] = {"Summary", "Save",      "Callback",
+                                       "Assign",  "AssignAdd", "AssignSub", NULL};
+  return !strcmp(n->domain, "ai.ge") && in_list(n->op_type, ge_ops);
+}
+
+bool ge_op_is_random(const ge_node *n) {
+  static const char *const onnx_ops[] = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                         "RandomUniformLike", "Multinomial",   "Bernoulli", NULL};
+  return domain_eq(n->domain, "") && in_list(n->op_type, onnx_ops);
+}

@@ -4,15 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/op.h"
 #include "passes/pass.h"
 #include "passes/pass_util.h"
 
 static bool eligible(const ge_node *n) {
-  static const char *const never[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                      "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout",
-                                      "Callback", "Summary", "Save", "Print", "Assign",
-                                      "AssignVariable", "If", "Loop", "Scan", NULL};
-  if (n->n_outputs == 0) return false;
+  static const char *const never[] = {"Dropout", "If", "Loop", "Scan", NULL};
+  if (n->n_outputs == 0 || ge_op_has_side_effects(n) || ge_op_is_random(n)) return false;
   if (n->domain[0] && strcmp(n->domain, "ai.onnx") && strcmp(n->domain, "ai.ge")) return false;
   for (const char *const *o = never; *o; o++)
     if (!strcmp(n->op_type, *o)) return false;

@@ -2,16 +2,12 @@
  * nodes) by a graph output are removed.  Nodes with side effects stay. */
 #include <string.h>
 
+#include "ops/op.h"
 #include "passes/graph_edit.h"
 #include "passes/pass.h"
 
 static bool has_side_effects(const ge_node *n) {
-  static const char *const ops[] = {"Callback", "Summary", "Save", "Print", "Assign",
-                                    "AssignVariable", "Send", "Recv", NULL};
-  if (n->n_outputs == 0) return true;
-  for (const char *const *o = ops; *o; o++)
-    if (!strcmp(n->op_type, *o)) return true;
-  return false;
+  return n->n_outputs == 0 || ge_op_has_side_effects(n);
 }
 
 ge_status ge_pass_dce(ge_graph *g, ge_pass_ctx *c, bool *changed) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "ir/error.h"
+#include "passes/pass.h"
 #include "runtime/options.h"
 
 void ge_options_default(ge_options *o) {
@@ -105,6 +106,16 @@ static ge_status apply_one(ge_options *o, const char *key, const char *value) {
     if (!strcmp(value, "sync")) o->callback_async = false;
     else if (!strcmp(value, "async")) o->callback_async = true;
     else return bad_value(key, value, "sync or async");
+  } else if (!strcmp(key, "ge.passes.disable") || !strcmp(key, "ge.passes.enable")) {
+    bool enable = !strcmp(key, "ge.passes.enable");
+    char *dst = enable ? o->passes_enable : o->passes_disable;
+    if (strlen(value) >= sizeof o->passes_enable) return bad_value(key, value, "a shorter list");
+    ge_pass_config cfg;
+    ge_pass_config_init(&cfg, 0);
+    ge_status st = ge_pass_config_add_list(&cfg, enable, value);
+    ge_pass_config_clear(&cfg);
+    if (st != GE_OK) return ge_error_prefix(st, "option %s: ", key);
+    strcpy(dst, value);
   } else {
     return ge_error(GE_ERR_INVALID_ARGUMENT, "unknown option key '%s'", key);
   }

@@ -16,6 +16,8 @@ typedef struct ge_options {
   bool single_stream;
   bool disable_reuse;
   bool callback_async;
+  char passes_disable[512]; /* ge.passes.disable: comma-separated pass names */
+  char passes_enable[512];  /* ge.passes.enable */
 } ge_options;
 
 /* Defaults: CPU, inference, level 3, intra threads = online CPUs (at most 64). */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "compiler/program.h"
+#include "passes/pass.h"
 #include "runtime/callbacks.h"
 #include "runtime/executor.h"
 #include "runtime/session.h"
@@ -132,6 +133,18 @@ static graph_entry *find_entry(ge_session *s, uint32_t id) {
   return NULL;
 }
 
+/* The optimisation passes of ge.graphOptimizationLevel, on the session's own copy. */
+static ge_status run_passes(ge_session *s, ge_graph *g) {
+  ge_pass_config cfg;
+  ge_pass_config_init(&cfg, s->opts.opt_level);
+  cfg.training = s->opts.run_mode == 1;
+  ge_status st = ge_pass_config_add_list(&cfg, false, s->opts.passes_disable);
+  if (st == GE_OK) st = ge_pass_config_add_list(&cfg, true, s->opts.passes_enable);
+  if (st == GE_OK) st = ge_passes_run(g, &cfg, NULL);
+  ge_pass_config_clear(&cfg);
+  return st;
+}
+
 ge_status ge_session_add_graph(ge_session *s, uint32_t graph_id, const ge_graph *g) {
   GE_CHECK(check_alive(s));
   if (!g) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_session_add_graph: graph is NULL");
@@ -140,6 +153,7 @@ ge_status ge_session_add_graph(ge_session *s, uint32_t graph_id, const ge_graph 
   e->id = graph_id;
   ge_status st = ge_graph_clone(g, NULL, &e->g);
   if (st == GE_OK) st = ge_graph_toposort(e->g);
+  if (st == GE_OK) st = run_passes(s, e->g);
   if (st == GE_OK) st = scan_graph(s, e);
   if (st != GE_OK) {
     entry_free(e);
