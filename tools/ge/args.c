@@ -77,6 +77,8 @@ int ge_cli_parse(int argc, char **argv, ge_cli_args *a) {
       int rc = push_option(a, key, eq + 1);
       free(key);
       if (rc) return -1;
+    } else if (!strcmp(s, "--passes")) {
+      a->passes = true;
     } else if (!strcmp(s, "--json")) {
       a->json = true;
     } else if (!strcmp(s, "--stats")) {

@@ -16,6 +16,7 @@ typedef struct ge_cli_args {
   const char *output_dir;
   int iters;
   bool json, quiet;
+  bool passes; /* inspect: run the optimisation passes and report what each changed */
   bool stats; /* run: print per-key callback metrics */
   ge_cli_kv *inputs; /* NAME=FILE */
   size_t n_inputs;

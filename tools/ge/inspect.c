@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "passes/pass.h"
 
 typedef struct op_count {
   const char *domain, *op;
@@ -44,7 +45,10 @@ static size_t type_numel(const ge_type *t) {
 /* Multiply-adds x2 of the compute-heavy ops, from the inferred shapes. */
 static double step_flops(const ge_plan *p, const ge_step *s) {
   const ge_node *n = s->node;
-  if (n->domain[0] || s->n_out < 1 || s->out[0] == GE_SLOT_NONE || s->n_in < 2 ||
+  const char *op = n->op_type;
+  if (!strcmp(n->domain, "ai.ge") && !strncmp(op, "Fused", 5)) op += 5; /* FusedConv -> Conv */
+  else if (n->domain[0]) return 0;
+  if (s->n_out < 1 || s->out[0] == GE_SLOT_NONE || s->n_in < 2 ||
       s->in[0] == GE_SLOT_NONE || s->in[1] == GE_SLOT_NONE)
     return 0;
   const ge_type *a = &p->slots[s->in[0]].type, *w = &p->slots[s->in[1]].type;
@@ -52,13 +56,13 @@ static double step_flops(const ge_plan *p, const ge_step *s) {
   if (!ge_shape_is_static(&a->shape) || !ge_shape_is_static(&w->shape) || !ge_shape_is_static(&y->shape))
     return 0;
   double out = (double)type_numel(y);
-  if (!strcmp(n->op_type, "Conv") && w->shape.rank >= 1 && w->shape.dims[0] > 0)
+  if (!strcmp(op, "Conv") && w->shape.rank >= 1 && w->shape.dims[0] > 0)
     return 2.0 * out * (double)type_numel(w) / (double)w->shape.dims[0];
-  if (!strcmp(n->op_type, "ConvTranspose") && w->shape.dims[0] > 0)
+  if (!strcmp(op, "ConvTranspose") && w->shape.dims[0] > 0)
     return 2.0 * (double)type_numel(a) * (double)type_numel(w) / (double)w->shape.dims[0];
-  if (!strcmp(n->op_type, "MatMul") && a->shape.rank >= 1)
+  if (!strcmp(op, "MatMul") && a->shape.rank >= 1)
     return 2.0 * out * (double)a->shape.dims[a->shape.rank - 1];
-  if (!strcmp(n->op_type, "Gemm") && a->shape.rank == 2) {
+  if (!strcmp(op, "Gemm") && a->shape.rank == 2) {
     bool ta = ge_node_attr_int(n, "transA", 0) != 0;
     return 2.0 * out * (double)a->shape.dims[ta ? 0 : 1];
   }
@@ -118,6 +122,17 @@ int ge_cli_inspect(const ge_cli_args *a) {
   ge_options o;
   ge_options_default(&o);
   if (st == GE_OK) st = ge_options_apply(&o, a->options, a->n_options);
+  ge_pass_report rep = {0};
+  size_t nodes_loaded = g->n_nodes;
+  if (st == GE_OK && a->passes) {
+    ge_pass_config cfg;
+    ge_pass_config_init(&cfg, o.opt_level);
+    cfg.training = o.run_mode == 1;
+    st = ge_pass_config_add_list(&cfg, false, o.passes_disable);
+    if (st == GE_OK) st = ge_pass_config_add_list(&cfg, true, o.passes_enable);
+    if (st == GE_OK) st = ge_passes_run(g, &cfg, &rep);
+    ge_pass_config_clear(&cfg);
+  }
   ge_type *types = st == GE_OK ? ge_cli_input_types(g, a, false) : NULL;
   ge_plan *p = NULL;
   if (st == GE_OK && types) st = ge_plan_compile(g, types, &o, &p);
@@ -166,6 +181,22 @@ int ge_cli_inspect(const ge_cli_args *a) {
       cJSON_AddItemToArray(outs, e);
     }
     cJSON_AddNumberToObject(root, "nodes", (double)g->n_nodes);
+    if (a->passes) {
+      cJSON *pr = cJSON_AddObjectToObject(root, "passes");
+      cJSON_AddNumberToObject(pr, "nodes_before", (double)nodes_loaded);
+      cJSON_AddNumberToObject(pr, "nodes_after", (double)g->n_nodes);
+      cJSON_AddNumberToObject(pr, "usec", (double)rep.usec);
+      cJSON *arr = cJSON_AddArrayToObject(pr, "per_pass");
+      for (size_t i = 0; i < rep.n_stats; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", rep.stats[i].name);
+        cJSON_AddNumberToObject(e, "nodes_before", (double)rep.stats[i].nodes_before);
+        cJSON_AddNumberToObject(e, "nodes_after", (double)rep.stats[i].nodes_after);
+        cJSON_AddNumberToObject(e, "usec", (double)rep.stats[i].usec);
+        cJSON_AddBoolToObject(e, "changed", rep.stats[i].changed);
+        cJSON_AddItemToArray(arr, e);
+      }
+    }
     cJSON *hist = cJSON_AddObjectToObject(root, "ops");
     for (size_t i = 0; i < n_ops; i++) {
       char key[256];
@@ -196,6 +227,10 @@ int ge_cli_inspect(const ge_cli_args *a) {
   } else {
     char buf[512];
     printf("model: %s\n", a->model);
+    if (a->passes) {
+      printf("passes: %zu nodes loaded, %zu after the passes\n", nodes_loaded, g->n_nodes);
+      ge_pass_report_print(stdout, &rep);
+    }
     printf("graph: %s, %zu nodes, opsets:", g->name ? g->name : "", g->n_nodes);
     for (size_t i = 0; i < g->n_opsets; i++)
       printf(" %s=%lld", g->opsets[i].domain[0] ? g->opsets[i].domain : "ai.onnx", (long long)g->opsets[i].version);
@@ -219,7 +254,10 @@ int ge_cli_inspect(const ge_cli_args *a) {
     if (p) {
       printf("compiled: %zu steps (%zu nodes folded to constants)%s\n", p->n_steps, p->n_folded,
              ps.dynamic ? ", some shapes known only at run time" : "");
-      printf("FLOPs (Conv, ConvTranspose, MatMul, Gemm): %.3f G\n", ps.flops / 1e9);
+      if (ps.dynamic)
+        printf("FLOPs and memory: shapes are known only at run time; give them with --input-shape\n");
+      else
+        printf("FLOPs (Conv, ConvTranspose, MatMul, Gemm, and their fused forms): %.3f G\n", ps.flops / 1e9);
       printf("memory: intermediates %.2f MiB in all, %.2f MiB live at most (buffers freed after "
              "their last reader), folded constants %.2f MiB\n",
              (double)ps.intermediate_bytes / (1 << 20), (double)ps.peak_live_bytes / (1 << 20),
@@ -227,6 +265,7 @@ int ge_cli_inspect(const ge_cli_args *a) {
     }
   }
   if (st != GE_OK) ge_cli_error("compile", st);
+  ge_pass_report_clear(&rep);
   free(ops);
   free(types);
   ge_plan_free(p);
