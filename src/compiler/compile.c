@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/memplan.h"
 #include "compiler/program.h"
 
 /* Folded values are kept when small, or when they are no bigger than what they replace. */
@@ -53,6 +54,7 @@ void ge_plan_free(ge_plan *p) {
   free(p->slots);
   free(p->inputs);
   free(p->outputs);
+  free(p->arena_offset);
   free(p);
 }
 
@@ -239,6 +241,44 @@ static ge_status compute_lifetimes(ge_plan *p) {
   return st;
 }
 
+/* Offsets in one arena for the intermediates of static steps (compiler/memplan.h); every
+   plan is checked: no two buffers whose lifetimes overlap share a byte. */
+static ge_status plan_memory(ge_plan *p) {
+  p->arena_offset = malloc((p->n_slots + 1) * sizeof *p->arena_offset);
+  if (!p->arena_offset) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+  for (size_t v = 0; v < p->n_slots; v++) p->arena_offset[v] = -1;
+  ge_mem_request *req = NULL;
+  uint32_t *slots = NULL;
+  size_t n = 0;
+  GE_CHECK(ge_memplan_plan_requests(p, &req, &slots, &n));
+  /* only outputs of steps whose shapes are static and that the executor allocates */
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    const ge_step *s = &p->steps[req[i].first];
+    if (!s->static_out || s->k->dynamic_output) continue;
+    req[k] = req[i];
+    slots[k++] = slots[i];
+  }
+  n = k;
+  ge_memplan_opts mo = {.no_reuse = p->opts.disable_reuse};
+  ge_mem_plan mp = {0};
+  ge_status st = ge_memplan_compute(req, n, &mo, &mp);
+  if (st == GE_OK) st = ge_memplan_check(req, n, &mo, &mp);
+  if (st == GE_OK) {
+    for (size_t i = 0; i < n; i++) {
+      p->arena_offset[slots[i]] = (int64_t)mp.offsets[i];
+      p->arena_no_reuse += (req[i].size + GE_MEMPLAN_ALIGN - 1) / GE_MEMPLAN_ALIGN * GE_MEMPLAN_ALIGN;
+    }
+    p->arena_bytes = mp.arena;
+    p->arena_lower_bound = mp.lower_bound;
+    p->arena_strategy = mp.strategy;
+  }
+  ge_memplan_free(&mp);
+  free(req);
+  free(slots);
+  return st;
+}
+
 ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const ge_options *opts,
                           ge_plan **out) {
   *out = NULL;
@@ -332,6 +372,7 @@ ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const g
     if (st != GE_OK) goto fail;
   }
   st = compute_lifetimes(p);
+  if (st == GE_OK) st = plan_memory(p);
   if (st != GE_OK) goto fail;
   free(in);
   free(out_t);

@@ -42,6 +42,12 @@ typedef struct ge_plan {
   uint32_t *outputs;     /* slots of the graph outputs */
   size_t n_outputs;
   size_t n_folded;       /* nodes folded at compile time */
+  /* the memory plan: intermediates of static steps live at offsets of one arena per run */
+  int64_t *arena_offset; /* per slot; -1 = allocated on its own (outputs, dynamic shapes) */
+  size_t arena_bytes;
+  size_t arena_lower_bound; /* most bytes alive at once: no placement can do better */
+  size_t arena_no_reuse;    /* what the same buffers take without reuse */
+  const char *arena_strategy;
 } ge_plan;
 
 /* Compile `g` (topologically sorted) for the given input types (one per non-constant graph

@@ -106,6 +106,8 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
     if (p->steps[i].n_out > max_out) max_out = p->steps[i].n_out;
   }
   ge_tensor *slots = calloc(p->n_slots + 1, sizeof *slots);
+  /* one block for every planned intermediate of this run */
+  uint8_t *arena = p->arena_bytes ? ge_aligned_alloc(p->arena_bytes) : NULL;
   bool *owned = calloc(p->n_slots + 1, sizeof *owned);
   ge_tensor **in_ptrs = calloc(max_in, sizeof *in_ptrs);
   ge_tensor **out_ptrs = calloc(max_out, sizeof *out_ptrs);
@@ -114,7 +116,8 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
   ge_type *inf_out_t = calloc(max_out, sizeof *inf_out_t);
   ge_status st = GE_OK;
   char where[256];
-  if (!slots || !owned || !in_ptrs || !out_ptrs || !inf_in || !inf_in_t || !inf_out_t) {
+  if (!slots || !owned || !in_ptrs || !out_ptrs || !inf_in || !inf_in_t || !inf_out_t ||
+      (p->arena_bytes && !arena)) {
     st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory starting a run");
     goto done;
   }
@@ -145,7 +148,19 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
       const ge_type *ty = types ? &types[o] : &p->slots[v].type;
       out_ptrs[o] = &slots[v];
       owned[v] = true;
-      if (ty->kind == GE_TYPE_TENSOR && ty->dtype != GE_DTYPE_COUNT && ge_shape_is_static(&ty->shape)) {
+      if (!types && p->arena_offset && p->arena_offset[v] >= 0) {
+        /* planned: a zeroed view into the arena, released with the arena */
+        ge_tensor *t = &slots[v];
+        memset(t, 0, sizeof *t);
+        t->dtype = ty->dtype;
+        t->rank = ty->shape.rank;
+        memcpy(t->dims, ty->shape.dims, sizeof t->dims);
+        ge_shape_numel(&ty->shape, &t->numel);
+        t->nbytes = t->numel * ge_dtype_size(t->dtype);
+        t->data = arena + p->arena_offset[v];
+        memset(t->data, 0, t->nbytes);
+        owned[v] = false;
+      } else if (ty->kind == GE_TYPE_TENSOR && ty->dtype != GE_DTYPE_COUNT && ge_shape_is_static(&ty->shape)) {
         st = ge_tensor_init_alloc(&slots[v], ty->dtype, ty->shape.dims, ty->shape.rank);
         if (st != GE_OK) {
           st = ge_error_prefix(st, "%s, output %u: ", ge_node_desc(s->node, where, sizeof where), o);
@@ -199,6 +214,7 @@ done:
   if (slots && owned)
     for (size_t v = 0; v < p->n_slots; v++)
       if (owned[v]) ge_tensor_release_storage(&slots[v]);
+  ge_aligned_free(arena);
   free(slots);
   free(owned);
   free(in_ptrs);
