@@ -44,7 +44,7 @@ static const op_info infos[] = {
     {"PRelu", M_FLOAT | M(GE_I32) | M(GE_I64) | M(GE_U32) | M(GE_U64), OUT_SAME},
     {"Add", M_NUM, OUT_SAME}, {"Sub", M_NUM, OUT_SAME}, {"Mul", M_NUM, OUT_SAME},
     {"Div", M_NUM, OUT_SAME}, {"Pow", M_FLOAT | M_INT, OUT_SAME}, {"Mod", M_NUM, OUT_SAME},
-    {"BitShift", M_UINT, OUT_SAME}, {"BitwiseAnd", M_INT, OUT_SAME},
+    {"BitShift", M_INT, OUT_SAME}, {"BitwiseAnd", M_INT, OUT_SAME},
     {"BitwiseOr", M_INT, OUT_SAME}, {"BitwiseXor", M_INT, OUT_SAME}, {"And", M_BOOL, OUT_BOOL},
     {"Or", M_BOOL, OUT_BOOL}, {"Xor", M_BOOL, OUT_BOOL},
     {"Equal", M_NUM | M_BOOL | M(GE_STRING), OUT_BOOL}, {"Less", M_NUM, OUT_BOOL},
@@ -159,10 +159,7 @@ static ge_status infer_binary(ge_infer_ctx *c) {
     GE_CHECK(check_mask(c, 1, mask));
     GE_CHECK(same_dtype(c, 0, 2, &dt));
   }
-  if (!strcmp(op, "Mod") && ge_node_attr_int(c->node, "fmod", 0) == 0 && dt != GE_DTYPE_COUNT &&
-      ge_dtype_is_float(dt))
-    return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT,
-                         "fmod must be 1 for floating point inputs (dtype %s)", ge_dtype_name(dt));
+  /* Mod with fmod=0 on floats: numpy.mod semantics (the onnx tests since opset 28 use it) */
   if (!strcmp(op, "BitShift")) {
     const char *d = ge_node_attr_string(c->node, "direction", "");
     if (strcmp(d, "LEFT") && strcmp(d, "RIGHT"))

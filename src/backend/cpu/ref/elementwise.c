@@ -268,8 +268,14 @@ BINUI(Mul, SAME, (uint64_t)x * (uint64_t)y)
 BINF(Div, SAME, x / y)
 BINSI(Div, SAME, y == 0 ? 0 : (y == -1 ? (int64_t)NEG_WRAP(x) : (int64_t)(x / y)))
 BINUI(Div, SAME, y == 0 ? 0 : x / y)
-/* Mod: mode 1 = fmod (sign of the dividend), 0 = sign of the divisor (ints only) */
-BINF(Mod, SAME, fmod(x, y))
+/* Mod: mode 1 = fmod (sign of the dividend), 0 = sign of the divisor (numpy.mod; for floats
+   a zero result takes the divisor's sign, x mod +-inf keeps x or gives +-inf) */
+static inline double py_fmod(double x, double y) {
+  double r = fmod(x, y);
+  if (r == 0) return copysign(0.0, y);
+  return (r < 0) != (y < 0) ? r + y : r;
+}
+BINF(Mod, SAME, p->mode ? fmod(x, y) : py_fmod(x, y))
 BINSI(Mod, SAME,
       y == 0 || y == -1 ? 0
                         : (p->mode ? x % y
@@ -278,6 +284,13 @@ BINUI(Mod, SAME, y == 0 ? 0 : x % y)
 /* BitShift: mode 0 = LEFT, 1 = RIGHT; shifting by the width or more gives 0 */
 BINUI(BitShift, SAME,
       (uint64_t)y >= sizeof x * 8 ? 0 : (p->mode ? (uint64_t)x >> y : (uint64_t)x << y))
+/* signed (opset 28): RIGHT is arithmetic; a shift < 0 or >= the width gives the sign fill
+   (-1 for RIGHT of a negative x, else 0); LEFT discards bits past the sign bit */
+BINSI(BitShift, SAME,
+      (y < 0 || (uint64_t)y >= sizeof x * 8)
+          ? (p->mode && x < 0 ? -1 : 0)
+          : (p->mode ? (int64_t)(x < 0 ? ~(~(uint64_t)(int64_t)x >> y) : (uint64_t)(int64_t)x >> y)
+                     : (int64_t)((uint64_t)(int64_t)x << y)))
 BINI(BitwiseAnd, SAME, x & y)
 BINI(BitwiseOr, SAME, x | y)
 BINI(BitwiseXor, SAME, x ^ y)
@@ -342,7 +355,7 @@ static const bin_op bin_ops[] = {
     {"Pow", {N_FN(Pow)}, B_SAME},
     {"PRelu", {F_FN(PRelu), [GE_I32] = PRelu_I32, [GE_I64] = PRelu_I64, [GE_U32] = PRelu_U32,
                [GE_U64] = PRelu_U64}, B_SAME},
-    {"BitShift", {UI_FN(BitShift)}, B_SAME},
+    {"BitShift", {I_FN(BitShift)}, B_SAME},
     {"BitwiseAnd", {I_FN(BitwiseAnd)}, B_SAME},
     {"BitwiseOr", {I_FN(BitwiseOr)}, B_SAME},
     {"BitwiseXor", {I_FN(BitwiseXor)}, B_SAME},
