@@ -217,6 +217,10 @@ int ge_cli_inspect(const ge_cli_args *a) {
       cJSON_AddNumberToObject(m, "intermediate_bytes", (double)ps.intermediate_bytes);
       cJSON_AddNumberToObject(m, "peak_live_bytes", (double)ps.peak_live_bytes);
       cJSON_AddNumberToObject(m, "folded_constant_bytes", (double)ps.folded_bytes);
+      cJSON_AddNumberToObject(m, "arena_bytes", (double)p->arena_bytes);
+      cJSON_AddNumberToObject(m, "lower_bound_bytes", (double)p->arena_lower_bound);
+      cJSON_AddNumberToObject(m, "no_reuse_bytes", (double)p->arena_no_reuse);
+      cJSON_AddStringToObject(m, "strategy", p->arena_strategy ? p->arena_strategy : "");
     } else {
       cJSON_AddStringToObject(root, "error", st != GE_OK ? ge_last_error() : "bad --input-shape");
     }
@@ -262,6 +266,11 @@ int ge_cli_inspect(const ge_cli_args *a) {
              "their last reader), folded constants %.2f MiB\n",
              (double)ps.intermediate_bytes / (1 << 20), (double)ps.peak_live_bytes / (1 << 20),
              (double)ps.folded_bytes / (1 << 20));
+      printf("memory plan: arena %.2f MiB (%s), lower bound %.2f MiB (%.3fx), without reuse %.2f MiB\n",
+             (double)p->arena_bytes / (1 << 20), p->arena_strategy ? p->arena_strategy : "-",
+             (double)p->arena_lower_bound / (1 << 20),
+             p->arena_lower_bound ? (double)p->arena_bytes / (double)p->arena_lower_bound : 1.0,
+             (double)p->arena_no_reuse / (1 << 20));
     }
   }
   if (st != GE_OK) ge_cli_error("compile", st);
