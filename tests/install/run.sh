@@ -11,7 +11,7 @@ cmake -S "$here/consumer" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$tmp/prefix" > /dev/
 cmake --build "$tmp/cm" > /dev/null
 out=$(LD_LIBRARY_PATH="$tmp/prefix/lib" "$tmp/cm/consumer")
 [ "$out" = "2 4 6" ] || { echo "install test: find_package consumer printed '$out'"; exit 1; }
-libdir=$(ls -d "$tmp"/prefix/lib*/pkgconfig | head -1)
+libdir=$(dirname "$(find "$tmp/prefix" -name ge.pc | head -1)")
 PKG_CONFIG_PATH="$libdir" cc -std=c11 "$here/consumer/main.c" -o "$tmp/pc" $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs ge)
 out=$(LD_LIBRARY_PATH="$(dirname "$libdir")" "$tmp/pc")
 [ "$out" = "2 4 6" ] || { echo "install test: pkg-config consumer printed '$out'"; exit 1; }

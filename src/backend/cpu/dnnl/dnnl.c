@@ -1,6 +1,651 @@
-/* oneDNN kernels: tried before the reference kernels for the ops they cover. */
+/* oneDNN kernels: tried before the reference kernels for the ops they cover.
+ *
+ * Design notes
+ * - Prepare creates the oneDNN primitive once, for the static shapes of the plan (a node whose
+ *   input 0 shape is not static, or any non-float32 tensor, is declined: GE_ERR_UNSUPPORTED, and
+ *   the reference kernel runs it).  Constant weights and biases are reordered ("packed") into the
+ *   layout the primitive picked (format_tag any) at prepare time and owned by the state.
+ * - Layout: ge tensors are plain row-major (NCHW).  Convolutions let oneDNN pick its own
+ *   activation layout (usually nChw16c/nChw8c) and reorder the input in and the output out per
+ *   run inside the kernel; the other primitives work on the plain layout directly.  Activations
+ *   do not yet stay blocked between consecutive oneDNN ops.
+ * - Threads: the primitive is created with the calling thread's OpenMP team size set to
+ *   ge.intraOpThreads (p->intra_threads) and each run sets it to ctx->threads for the duration
+ *   of the call (omp_set_num_threads in the calling thread, restored afterwards), so with N
+ *   threads requested at most N cores are busy.  OpenMP's wait policy is the runtime's: GOMP
+ *   spins for a bounded time (GOMP_SPINCOUNT, OMP_WAIT_POLICY=passive to disable) after a
+ *   parallel region; ge does not change process-wide environment.
+ * - Concurrency: a state is read-only after prepare.  Primitives use the user scratchpad mode;
+ *   every run allocates one buffer for the scratchpad and the reordered activations and creates
+ *   its own stream and memory objects, so concurrent runs of one plan share nothing mutable.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/dnnl/dnnl_prim.h"
 #include "backend/kernel.h"
+#include "ops/fused.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+static bool is_const(const ge_prepare_ctx *p, size_t i) {
+  return i < p->n_in && p->in[i].present && p->in[i].value && p->in[i].value->data;
+}
+static bool has_in(const ge_prepare_ctx *p, size_t i) { return i < p->n_in && p->in[i].present; }
+static bool has_out(const ge_prepare_ctx *p, size_t o) {
+  return o < p->n_out && p->node->outputs[o] >= 0;
+}
+static const ge_shape *in_shape(const ge_prepare_ctx *p, size_t i) { return &p->in[i].type->shape; }
+
+static ge_status plain_md(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, const ge_shape *s) {
+  if (s->rank == 0) {
+    int64_t one = 1;
+    return ge_dn_md(p, md, 1, &one, NULL);
+  }
+  return ge_dn_md(p, md, s->rank, s->dims, NULL);
+}
+
+/* Adds input i as GE_DN_CONST when constant, else GE_DN_IN. */
+static ge_status add_in(const ge_prepare_ctx *p, ge_dn_state *s, dnnl_primitive_desc_t pd, int arg,
+                        size_t i, const dnnl_memory_desc_t *user_md) {
+  if (is_const(p, i)) return ge_dn_add_arg(p, s, pd, arg, GE_DN_CONST, (int)i, user_md, p->in[i].value, -1);
+  return ge_dn_add_arg(p, s, pd, arg, GE_DN_IN, (int)i, user_md, NULL, -1);
+}
+
+static ge_status finish(const ge_prepare_ctx *p, ge_dn_state *s, int saved, dnnl_primitive_desc_t pd,
+                        ge_status st, void **state) {
+  (void)p;
+  if (pd) dnnl_primitive_desc_destroy(pd);
+  ge_dn_prepare_end(s, saved);
+  if (st != GE_OK) {
+    ge_dn_release(s);
+    return st;
+  }
+  *state = s;
+  return GE_OK;
+}
+
+/* Spatial geometry of a windowed op (conv / pool): pads resolved from auto_pad / pads and the
+   inferred output, checked against oneDNN's output formula. */
+typedef struct geom {
+  int nsp;
+  int64_t k[3], s[3], d[3], pl[3], pr[3];
+} geom;
+
+static ge_status resolve_geom(const ge_prepare_ctx *p, const ge_shape *x, const ge_shape *y, const int64_t *kern,
+                              geom *g, bool ceil_ok) {
+  int nsp = x->rank - 2;
+  if (nsp < 1 || nsp > 3) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: %d spatial dims", nsp);
+  g->nsp = nsp;
+  const int64_t *st = NULL, *dl = NULL, *pads = NULL;
+  size_t nst = 0, ndl = 0, npads = 0;
+  ge_node_attr_ints(p->node, "strides", &st, &nst);
+  ge_node_attr_ints(p->node, "dilations", &dl, &ndl);
+  ge_node_attr_ints(p->node, "pads", &pads, &npads);
+  if ((nst && nst != (size_t)nsp) || (ndl && ndl != (size_t)nsp) || (npads && npads != 2 * (size_t)nsp))
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: attribute lengths do not match %d spatial dims", nsp);
+  const char *ap = ge_node_attr_string(p->node, "auto_pad", "NOTSET");
+  for (int i = 0; i < nsp; i++) {
+    g->k[i] = kern[i];
+    g->s[i] = nst ? st[i] : 1;
+    g->d[i] = ndl ? dl[i] : 1;
+    if (g->k[i] < 1 || g->s[i] < 1 || g->d[i] < 1)
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: kernel/stride/dilation must be >= 1");
+    int64_t in = x->dims[2 + i], out = y->dims[2 + i], kr = (g->k[i] - 1) * g->d[i] + 1;
+    if (!strcmp(ap, "NOTSET")) {
+      g->pl[i] = npads ? pads[i] : 0;
+      g->pr[i] = npads ? pads[nsp + i] : 0;
+    } else if (!strcmp(ap, "VALID")) {
+      g->pl[i] = g->pr[i] = 0;
+    } else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+      int64_t total = (out - 1) * g->s[i] + kr - in;
+      if (total < 0) total = 0;
+      bool upper = !strcmp(ap, "SAME_UPPER");
+      g->pl[i] = upper ? total / 2 : total - total / 2;
+      g->pr[i] = total - g->pl[i];
+    } else {
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: auto_pad '%s'", ap);
+    }
+    if (g->pl[i] < 0 || g->pr[i] < 0) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: negative pads");
+    int64_t span = in + g->pl[i] + g->pr[i] - kr;
+    if (span < 0 || span / g->s[i] + 1 != out) {
+      if (!ceil_ok) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: output size does not match pads");
+      /* ceil mode: extend the right padding to cover the last window */
+      g->pr[i] = (out - 1) * g->s[i] + kr - in - g->pl[i];
+      if (g->pr[i] < 0) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: ceil-mode padding");
+    }
+  }
+  return GE_OK;
+}
+
+/* ------------------------------------------------------------------ Conv / FusedConv / ConvTranspose */
+
+static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, bool transposed) {
+  if (!ge_dn_static_f32(p) || !has_in(p, 1) || !is_const(p, 1))
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: needs static float32 shapes and constant weights");
+  const ge_shape *x = in_shape(p, 0), *w = in_shape(p, 1), *y = &p->out[0].shape;
+  if (x->rank < 3 || x->rank > 5 || w->rank != x->rank || y->rank != x->rank)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: rank %d", x->rank);
+  int64_t g = ge_node_attr_int(p->node, "group", 1);
+  int64_t n = x->dims[0], ic = x->dims[1], oc = y->dims[1];
+  if (g < 1 || ic % g || oc % g || n < 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: groups");
+  int nsp = x->rank - 2;
+  geom gm;
+  if (transposed) {
+    /* ConvTranspose: only explicit pads; the right padding absorbs output_padding. */
+    const ge_attr_value *os = ge_node_attr(p->node, "output_shape");
+    const char *ap = ge_node_attr_string(p->node, "auto_pad", "NOTSET");
+    if (os || strcmp(ap, "NOTSET"))
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN deconv: output_shape / auto_pad");
+    if (w->dims[0] != ic || w->dims[1] * g != oc)
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN deconv: weight shape");
+    const int64_t *st = NULL, *dl = NULL, *pads = NULL;
+    size_t nst = 0, ndl = 0, npads = 0;
+    ge_node_attr_ints(p->node, "strides", &st, &nst);
+    ge_node_attr_ints(p->node, "dilations", &dl, &ndl);
+    ge_node_attr_ints(p->node, "pads", &pads, &npads);
+    if ((nst && nst != (size_t)nsp) || (ndl && ndl != (size_t)nsp) || (npads && npads != 2 * (size_t)nsp))
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN deconv: attribute lengths");
+    gm.nsp = nsp;
+    for (int i = 0; i < nsp; i++) {
+      gm.k[i] = w->dims[2 + i];
+      gm.s[i] = nst ? st[i] : 1;
+      gm.d[i] = ndl ? dl[i] : 1;
+      gm.pl[i] = npads ? pads[i] : 0;
+      int64_t kr = (gm.k[i] - 1) * gm.d[i] + 1;
+      gm.pr[i] = (x->dims[2 + i] - 1) * gm.s[i] + kr - gm.pl[i] - y->dims[2 + i];
+      if (gm.s[i] < 1 || gm.d[i] < 1 || gm.pl[i] < 0 || gm.pr[i] < 0)
+        return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN deconv: geometry");
+    }
+  } else {
+    if (w->dims[0] != oc || w->dims[1] * g != ic)
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: weight shape");
+    GE_CHECK(resolve_geom(p, x, y, w->dims + 2, &gm, false));
+  }
+  bool bias = has_in(p, 2);
+  int sum_in = fused && has_in(p, 3) ? 3 : -1;
+  if (bias && (in_shape(p, 2)->rank != 1 || in_shape(p, 2)->dims[0] != oc))
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: bias shape");
+
+  /* descriptors: src/dst any (blocked), weights any (packed), bias plain */
+  dnnl_memory_desc_t src_u, dst_u, w_u, b_u, src_a, dst_a, w_a;
+  int64_t wd[6], ws[6];
+  int wr = 0;
+  /* user weight layout: conv [g*oc/g, ic/g, k..] = [g, oc/g, ic/g, k..]; deconv [g*ic/g, oc/g, k..]
+     = [g, ic/g, oc/g, k..] seen as logical [g, oc/g, ic/g, k..] with swapped strides */
+  int64_t ksz = 1;
+  for (int i = 0; i < nsp; i++) ksz *= w->dims[2 + i];
+  int64_t ocg = oc / g, icg = ic / g;
+  if (g > 1) wd[wr++] = g;
+  wd[wr++] = ocg;
+  wd[wr++] = icg;
+  for (int i = 0; i < nsp; i++) wd[wr++] = w->dims[2 + i];
+  {
+    int64_t acc = 1;
+    for (int i = wr - 1; i >= 0; i--) {
+      ws[i] = acc;
+      acc *= wd[i];
+    }
+    if (transposed) {
+      int o = g > 1 ? 1 : 0; /* logical o at o, i at o+1 */
+      ws[o + 1] = ksz * ocg;
+      ws[o] = ksz;
+      if (g > 1) ws[0] = ksz * ocg * icg;
+    }
+  }
+  ge_dn_state *s = NULL;
+  int saved = 0;
+  GE_CHECK(ge_dn_prepare_begin(p, transposed ? "deconvolution" : "convolution", &s, &saved));
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t po = NULL;
+  ge_status st = plain_md(p, &src_u, x);
+  if (st == GE_OK) st = plain_md(p, &dst_u, y);
+  if (st == GE_OK) st = ge_dn_md(p, &w_u, wr, wd, ws);
+  if (st == GE_OK && bias) st = ge_dn_md(p, &b_u, 1, &oc, NULL);
+  if (st == GE_OK) st = ge_dn_md_any(p, &src_a, x->rank, x->dims);
+  if (st == GE_OK) st = ge_dn_md_any(p, &dst_a, y->rank, y->dims);
+  if (st == GE_OK) st = ge_dn_md_any(p, &w_a, wr, wd);
+  if (st == GE_OK) {
+    if (dnnl_primitive_attr_create(&attr) != dnnl_success || dnnl_post_ops_create(&po) != dnnl_success)
+      st = ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
+  }
+  if (st == GE_OK && sum_in >= 0 && dnnl_post_ops_append_sum(po, 1.f) != dnnl_success)
+    st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: sum post-op");
+  if (st == GE_OK && fused) st = ge_dn_append_act(p, po);
+  if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+    st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: post-ops");
+  if (st == GE_OK) {
+    dnnl_dims_t strides, dil, pl, pr;
+    for (int i = 0; i < nsp; i++) {
+      strides[i] = gm.s[i];
+      dil[i] = gm.d[i] - 1;
+      pl[i] = gm.pl[i];
+      pr[i] = gm.pr[i];
+    }
+    dnnl_status_t ds;
+    if (transposed) {
+      dnnl_deconvolution_desc_t d;
+      ds = dnnl_dilated_deconvolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_deconvolution_direct,
+                                                        &src_a, &w_a, bias ? &b_u : NULL, &dst_a, strides, dil, pl, pr);
+      if (ds == dnnl_success) st = ge_dn_create(p, s, &d, attr, &pd);
+    } else {
+      dnnl_convolution_desc_t d;
+      ds = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct,
+                                                      &src_a, &w_a, bias ? &b_u : NULL, &dst_a, strides, dil, pl, pr);
+      if (ds == dnnl_success) st = ge_dn_create(p, s, &d, attr, &pd);
+    }
+    if (ds != dnnl_success) st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: descriptor rejected");
+  }
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &src_u, NULL, -1);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_WEIGHTS, GE_DN_CONST, 1, &w_u, p->in[1].value, -1);
+  if (st == GE_OK && bias) st = add_in(p, s, pd, DNNL_ARG_BIAS, 2, &b_u);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &dst_u, NULL, sum_in);
+  if (po) dnnl_post_ops_destroy(po);
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  return finish(p, s, saved, pd, st, state);
+}
+
+static ge_status conv_prepare(const ge_prepare_ctx *p, void **state) {
+  return conv_prepare_impl(p, state, false, false);
+}
+static ge_status fconv_prepare(const ge_prepare_ctx *p, void **state) {
+  return conv_prepare_impl(p, state, true, false);
+}
+static ge_status deconv_prepare(const ge_prepare_ctx *p, void **state) {
+  return conv_prepare_impl(p, state, false, true);
+}
+
+/* ------------------------------------------------------------------ MatMul / FusedMatMul */
+
+static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused) {
+  if (!ge_dn_static_f32(p) || !has_in(p, 1))
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: needs static float32 shapes");
+  const ge_shape *a = in_shape(p, 0), *b = in_shape(p, 1);
+  if (a->rank < 1 || b->rank < 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: scalars");
+  int r = a->rank > b->rank ? a->rank : b->rank;
+  if (r < 2) r = 2;
+  if (r > DNNL_MAX_NDIMS) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: rank");
+  int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], cd[DNNL_MAX_NDIMS];
+  /* 1-D A is [1,K]; 1-D B is [K,1]; batch dims left-padded with 1 */
+  for (int i = 0; i < r; i++) ad[i] = bd[i] = 1;
+  if (a->rank == 1) ad[r - 1] = a->dims[0];
+  else
+    for (int i = 0; i < a->rank; i++) ad[r - a->rank + i] = a->dims[i];
+  if (b->rank == 1) bd[r - 2] = b->dims[0];
+  else
+    for (int i = 0; i < b->rank; i++) bd[r - b->rank + i] = b->dims[i];
+  if (ad[r - 1] != bd[r - 2]) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: K differs");
+  for (int i = 0; i < r - 2; i++) {
+    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1)
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: batch dims");
+    cd[i] = ad[i] > bd[i] ? ad[i] : bd[i];
+  }
+  cd[r - 2] = ad[r - 2];
+  cd[r - 1] = bd[r - 1];
+  size_t cn = 1;
+  for (int i = 0; i < r; i++) cn *= (size_t)cd[i];
+  size_t yn = 0;
+  if (!ge_shape_numel(&p->out[0].shape, &yn) || yn != cn || cn == 0)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: output size");
+  bool bias = fused && has_in(p, 2);
+  int64_t N = cd[r - 1];
+  if (bias) {
+    size_t bn = 0;
+    if (!ge_shape_numel(in_shape(p, 2), &bn) || bn != (size_t)N)
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: bias shape");
+  }
+  /* constant B that is not broadcast over batch: packed in the layout oneDNN wants */
+  bool pack_b = is_const(p, 1);
+
+  ge_dn_state *s = NULL;
+  int saved = 0;
+  GE_CHECK(ge_dn_prepare_begin(p, "matmul", &s, &saved));
+  dnnl_memory_desc_t a_u, b_u, b_a, c_u, bias_u;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t po = NULL;
+  int64_t biasd[DNNL_MAX_NDIMS];
+  for (int i = 0; i < r; i++) biasd[i] = 1;
+  biasd[r - 1] = N;
+  ge_status st = ge_dn_md(p, &a_u, r, ad, NULL);
+  if (st == GE_OK) st = ge_dn_md(p, &b_u, r, bd, NULL);
+  if (st == GE_OK) st = pack_b ? ge_dn_md_any(p, &b_a, r, bd) : ge_dn_md(p, &b_a, r, bd, NULL);
+  if (st == GE_OK) st = ge_dn_md(p, &c_u, r, cd, NULL);
+  if (st == GE_OK && bias) st = ge_dn_md(p, &bias_u, r, biasd, NULL);
+  if (st == GE_OK && (dnnl_primitive_attr_create(&attr) != dnnl_success || dnnl_post_ops_create(&po) != dnnl_success))
+    st = ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
+  if (st == GE_OK && fused) st = ge_dn_append_act(p, po);
+  if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+    st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: post-ops");
+  if (st == GE_OK) {
+    dnnl_matmul_desc_t d;
+    if (dnnl_matmul_desc_init(&d, &a_u, &b_a, bias ? &bias_u : NULL, &c_u) != dnnl_success)
+      st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: descriptor rejected");
+    else
+      st = ge_dn_create(p, s, &d, attr, &pd);
+  }
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &a_u, NULL, -1);
+  if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);
+  if (st == GE_OK && bias) st = add_in(p, s, pd, DNNL_ARG_BIAS, 2, &bias_u);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &c_u, NULL, -1);
+  if (po) dnnl_post_ops_destroy(po);
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  return finish(p, s, saved, pd, st, state);
+}
+
+static ge_status matmul_prepare(const ge_prepare_ctx *p, void **state) {
+  return matmul_prepare_impl(p, state, false);
+}
+static ge_status fmatmul_prepare(const ge_prepare_ctx *p, void **state) {
+  return matmul_prepare_impl(p, state, true);
+}
+
+/* ------------------------------------------------------------------ Gemm / FusedGemm */
+
+static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused) {
+  if (!ge_dn_static_f32(p) || !has_in(p, 1))
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: needs static float32 shapes");
+  const ge_shape *a = in_shape(p, 0), *b = in_shape(p, 1);
+  if (a->rank != 2 || b->rank != 2) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: rank");
+  bool ta = ge_node_attr_int(p->node, "transA", 0) != 0, tb = ge_node_attr_int(p->node, "transB", 0) != 0;
+  float alpha = ge_node_attr_float(p->node, "alpha", 1.f), beta = ge_node_attr_float(p->node, "beta", 1.f);
+  int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
+  int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
+  if (K != K2 || M < 1 || N < 1 || K < 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: shapes");
+  bool has_c = has_in(p, 2) && beta != 0.f;
+  int64_t cm = 1, cn = 1;
+  if (has_c) {
+    const ge_shape *c = in_shape(p, 2);
+    if (beta != 1.f) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: beta != 1");
+    if (c->rank > 2) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: C rank");
+    if (c->rank == 2) {
+      cm = c->dims[0];
+      cn = c->dims[1];
+    } else if (c->rank == 1) {
+      cn = c->dims[0];
+    }
+    if ((cm != 1 && cm != M) || (cn != 1 && cn != N))
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: C shape");
+  }
+  /* C of shape [N] with alpha 1 is the bias; anything else is a binary-add post-op */
+  bool c_bias = has_c && cm == 1 && cn == N && alpha == 1.f;
+  ge_dn_state *s = NULL;
+  int saved = 0;
+  GE_CHECK(ge_dn_prepare_begin(p, "gemm", &s, &saved));
+  int64_t ad[2] = {M, K}, as[2] = {ta ? 1 : K, ta ? M : 1};
+  int64_t bd[2] = {K, N}, bs[2] = {tb ? 1 : N, tb ? K : 1};
+  int64_t cd[2] = {M, N}, cud[2] = {cm, cn};
+  dnnl_memory_desc_t a_u, b_u, b_a, y_u, c_u;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_post_ops_t po = NULL;
+  ge_status st = ge_dn_md(p, &a_u, 2, ad, as);
+  if (st == GE_OK) st = ge_dn_md(p, &b_u, 2, bd, bs);
+  if (st == GE_OK) st = is_const(p, 1) ? ge_dn_md_any(p, &b_a, 2, bd) : ge_dn_md(p, &b_a, 2, bd, bs);
+  if (st == GE_OK) st = ge_dn_md(p, &y_u, 2, cd, NULL);
+  if (st == GE_OK && has_c) st = ge_dn_md(p, &c_u, 2, cud, NULL);
+  if (st == GE_OK && (dnnl_primitive_attr_create(&attr) != dnnl_success || dnnl_post_ops_create(&po) != dnnl_success))
+    st = ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
+  if (st == GE_OK && alpha != 1.f && dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha) != dnnl_success)
+    st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: alpha");
+  if (st == GE_OK && has_c && !c_bias && dnnl_post_ops_append_binary(po, dnnl_binary_add, &c_u) != dnnl_success)
+    st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: C post-op");
+  if (st == GE_OK && fused) st = ge_dn_append_act(p, po);
+  if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
+    st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: post-ops");
+  if (st == GE_OK) {
+    dnnl_matmul_desc_t d;
+    if (dnnl_matmul_desc_init(&d, &a_u, &b_a, c_bias ? &c_u : NULL, &y_u) != dnnl_success)
+      st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: descriptor rejected");
+    else
+      st = ge_dn_create(p, s, &d, attr, &pd);
+  }
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &a_u, NULL, -1);
+  if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);
+  if (st == GE_OK && has_c)
+    st = add_in(p, s, pd, c_bias ? DNNL_ARG_BIAS : (DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1), 2, &c_u);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &y_u, NULL, -1);
+  if (po) dnnl_post_ops_destroy(po);
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  return finish(p, s, saved, pd, st, state);
+}
+
+static ge_status gemm_prepare(const ge_prepare_ctx *p, void **state) { return gemm_prepare_impl(p, state, false); }
+static ge_status fgemm_prepare(const ge_prepare_ctx *p, void **state) { return gemm_prepare_impl(p, state, true); }
+
+/* ------------------------------------------------------------------ pooling */
+
+static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool max, bool global) {
+  if (!ge_dn_static_f32(p)) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: needs static float32 shapes");
+  if (has_out(p, 1)) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: Indices output");
+  const ge_shape *x = in_shape(p, 0), *y = &p->out[0].shape;
+  if (x->rank < 3 || x->rank > 5 || y->rank != x->rank)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: rank %d", x->rank);
+  int nsp = x->rank - 2;
+  geom gm;
+  dnnl_alg_kind_t alg = dnnl_pooling_max;
+  if (global) {
+    gm.nsp = nsp;
+    for (int i = 0; i < nsp; i++) {
+      gm.k[i] = x->dims[2 + i];
+      gm.s[i] = gm.d[i] = 1;
+      gm.pl[i] = gm.pr[i] = 0;
+      if (y->dims[2 + i] != 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: global output");
+    }
+    if (!max) alg = dnnl_pooling_avg_include_padding;
+  } else {
+    const int64_t *ks = NULL;
+    size_t nk = 0;
+    if (!ge_node_attr_ints(p->node, "kernel_shape", &ks, &nk) || nk != (size_t)nsp)
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: kernel_shape");
+    bool ceil_mode = ge_node_attr_int(p->node, "ceil_mode", 0) != 0;
+    bool include_pad = !max && ge_node_attr_int(p->node, "count_include_pad", 0) != 0;
+    GE_CHECK(resolve_geom(p, x, y, ks, &gm, ceil_mode && !include_pad));
+    if (!max) {
+      alg = include_pad ? dnnl_pooling_avg_include_padding : dnnl_pooling_avg_exclude_padding;
+      const char *ap = ge_node_attr_string(p->node, "auto_pad", "NOTSET");
+      if (include_pad && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
+        return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: count_include_pad with SAME padding");
+    }
+    for (int i = 0; i < nsp; i++)
+      if (gm.pl[i] >= gm.k[i] || gm.pr[i] >= (gm.k[i] - 1) * gm.d[i] + 1)
+        return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: padding as large as the kernel");
+  }
+  ge_dn_state *s = NULL;
+  int saved = 0;
+  GE_CHECK(ge_dn_prepare_begin(p, "pooling", &s, &saved));
+  dnnl_memory_desc_t x_u, y_u;
+  dnnl_primitive_desc_t pd = NULL;
+  ge_status st = plain_md(p, &x_u, x);
+  if (st == GE_OK) st = plain_md(p, &y_u, y);
+  if (st == GE_OK) {
+    dnnl_dims_t str, ker, dil, pl, pr;
+    for (int i = 0; i < nsp; i++) {
+      str[i] = gm.s[i];
+      ker[i] = gm.k[i];
+      dil[i] = gm.d[i] - 1;
+      pl[i] = gm.pl[i];
+      pr[i] = gm.pr[i];
+    }
+    dnnl_pooling_v2_desc_t d;
+    if (dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &x_u, &y_u, str, ker, dil, pl, pr) !=
+        dnnl_success)
+      st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: descriptor rejected");
+    else
+      st = ge_dn_create(p, s, &d, NULL, &pd);
+  }
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &x_u, NULL, -1);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &y_u, NULL, -1);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_WORKSPACE, GE_DN_TEMP, 0, NULL, NULL, -1);
+  return finish(p, s, saved, pd, st, state);
+}
+
+static ge_status maxpool_prepare(const ge_prepare_ctx *p, void **state) {
+  if (ge_node_attr_int(p->node, "storage_order", 0) != 0 && has_out(p, 1))
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: storage_order");
+  return pool_prepare_impl(p, state, true, false);
+}
+static ge_status avgpool_prepare(const ge_prepare_ctx *p, void **state) {
+  return pool_prepare_impl(p, state, false, false);
+}
+static ge_status gavgpool_prepare(const ge_prepare_ctx *p, void **state) {
+  return pool_prepare_impl(p, state, false, true);
+}
+static ge_status gmaxpool_prepare(const ge_prepare_ctx *p, void **state) {
+  return pool_prepare_impl(p, state, true, true);
+}
+
+/* ------------------------------------------------------------------ BatchNormalization (inference) */
+
+static ge_status bn_prepare(const ge_prepare_ctx *p, void **state) {
+  if (!ge_dn_static_f32(p) || p->n_in < 5) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN bn: static float32 only");
+  if (ge_node_attr_int(p->node, "training_mode", 0) != 0 || has_out(p, 1) || has_out(p, 2))
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN bn: training mode");
+  if (p->opset < 9 && ge_node_attr(p->node, "spatial") && ge_node_attr_int(p->node, "spatial", 1) == 0)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN bn: spatial=0");
+  const ge_shape *x = in_shape(p, 0);
+  if (x->rank < 2 || x->rank > 5) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN bn: rank");
+  int64_t c = x->dims[1];
+  for (size_t i = 1; i < 5; i++) {
+    size_t n = 0;
+    if (!has_in(p, i) || !ge_shape_numel(in_shape(p, i), &n) || n != (size_t)c)
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN bn: input %zu shape", i);
+  }
+  float eps = ge_node_attr_float(p->node, "epsilon", 1e-5f);
+  ge_dn_state *s = NULL;
+  int saved = 0;
+  GE_CHECK(ge_dn_prepare_begin(p, "batch normalization", &s, &saved));
+  dnnl_memory_desc_t x_u, c_u;
+  dnnl_primitive_desc_t pd = NULL;
+  ge_status st = plain_md(p, &x_u, x);
+  if (st == GE_OK) st = ge_dn_md(p, &c_u, 1, &c, NULL);
+  if (st == GE_OK) {
+    dnnl_batch_normalization_desc_t d;
+    if (dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_inference, &x_u, eps,
+                                                   dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift) != dnnl_success)
+      st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN bn: descriptor rejected");
+    else
+      st = ge_dn_create(p, s, &d, NULL, &pd);
+  }
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &x_u, NULL, -1);
+  if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_SCALE, 1, &c_u);
+  if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_SHIFT, 2, &c_u);
+  if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_MEAN, 3, &c_u);
+  if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_VARIANCE, 4, &c_u);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &x_u, NULL, -1);
+  return finish(p, s, saved, pd, st, state);
+}
+
+/* ------------------------------------------------------------------ LayerNormalization */
+
+static ge_status ln_prepare(const ge_prepare_ctx *p, void **state) {
+  if (!ge_dn_static_f32(p)) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN layernorm: static float32 only");
+  if (has_out(p, 1) || has_out(p, 2)) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN layernorm: Mean/InvStdDev outputs");
+  const ge_shape *x = in_shape(p, 0);
+  if (x->rank < 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN layernorm: rank");
+  int64_t axis = ge_node_attr_int(p->node, "axis", -1);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN layernorm: axis");
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < x->rank; i++) {
+    if (i < axis) outer *= x->dims[i];
+    else inner *= x->dims[i];
+  }
+  if (outer < 1 || inner < 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN layernorm: empty");
+  bool sc = has_in(p, 1), sh = has_in(p, 2);
+  for (size_t i = 1; i < 3; i++) {
+    size_t n = 0;
+    if (has_in(p, i) && (!ge_shape_numel(in_shape(p, i), &n) || n != (size_t)inner))
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN layernorm: input %zu is broadcast", i);
+  }
+  float eps = ge_node_attr_float(p->node, "epsilon", 1e-5f);
+  unsigned flags = (sc ? dnnl_use_scale : 0u) | (sh ? dnnl_use_shift : 0u);
+  ge_dn_state *s = NULL;
+  int saved = 0;
+  GE_CHECK(ge_dn_prepare_begin(p, "layer normalization", &s, &saved));
+  int64_t xd[2] = {outer, inner};
+  dnnl_memory_desc_t x_u, c_u;
+  dnnl_primitive_desc_t pd = NULL;
+  ge_status st = ge_dn_md(p, &x_u, 2, xd, NULL);
+  if (st == GE_OK) st = ge_dn_md(p, &c_u, 1, &inner, NULL);
+  if (st == GE_OK) {
+    dnnl_layer_normalization_desc_t d;
+    if (dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &x_u, NULL, eps, flags) != dnnl_success)
+      st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN layernorm: descriptor rejected");
+    else
+      st = ge_dn_create(p, s, &d, NULL, &pd);
+  }
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &x_u, NULL, -1);
+  if (st == GE_OK && sc) st = add_in(p, s, pd, DNNL_ARG_SCALE, 1, &c_u);
+  if (st == GE_OK && sh) st = add_in(p, s, pd, DNNL_ARG_SHIFT, 2, &c_u);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_MEAN, GE_DN_TEMP, 0, NULL, NULL, -1);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_VARIANCE, GE_DN_TEMP, 0, NULL, NULL, -1);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &x_u, NULL, -1);
+  return finish(p, s, saved, pd, st, state);
+}
+
+/* ------------------------------------------------------------------ Softmax / LogSoftmax */
+
+static ge_status softmax_prepare_impl(const ge_prepare_ctx *p, void **state, bool logsm) {
+  if (!ge_dn_static_f32(p)) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN softmax: static float32 only");
+  const ge_shape *x = in_shape(p, 0);
+  if (x->rank < 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN softmax: rank");
+  int64_t axis = ge_node_attr_int(p->node, "axis", p->opset >= 13 ? -1 : 1);
+  if (axis < 0) axis += x->rank;
+  if (axis < 0 || axis >= x->rank) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN softmax: axis");
+  int64_t d3[3] = {1, 1, 1};
+  for (int i = 0; i < x->rank; i++) {
+    if (i < axis) d3[0] *= x->dims[i];
+    else if (i == axis) d3[1] *= x->dims[i];
+    else d3[p->opset >= 13 ? 2 : 1] *= x->dims[i];
+  }
+  if (d3[0] < 1 || d3[1] < 1 || d3[2] < 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN softmax: empty");
+  ge_dn_state *s = NULL;
+  int saved = 0;
+  GE_CHECK(ge_dn_prepare_begin(p, logsm ? "logsoftmax" : "softmax", &s, &saved));
+  dnnl_memory_desc_t x_u;
+  dnnl_primitive_desc_t pd = NULL;
+  /* [outer, axis] when the softmax is over the innermost elements */
+  ge_status st = d3[2] == 1 ? ge_dn_md(p, &x_u, 2, d3, NULL) : ge_dn_md(p, &x_u, 3, d3, NULL);
+  if (st == GE_OK) {
+    dnnl_softmax_desc_t d;
+    dnnl_logsoftmax_desc_t ld;
+    dnnl_status_t ds = logsm ? dnnl_logsoftmax_forward_desc_init(&ld, dnnl_forward_inference, &x_u, 1)
+                             : dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &x_u, 1);
+    if (ds != dnnl_success)
+      st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN softmax: descriptor rejected");
+    else
+      st = ge_dn_create(p, s, logsm ? (const_dnnl_op_desc_t)&ld : (const_dnnl_op_desc_t)&d, NULL, &pd);
+  }
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &x_u, NULL, -1);
+  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &x_u, NULL, -1);
+  return finish(p, s, saved, pd, st, state);
+}
+
+static ge_status softmax_prepare(const ge_prepare_ctx *p, void **state) { return softmax_prepare_impl(p, state, false); }
+static ge_status logsoftmax_prepare(const ge_prepare_ctx *p, void **state) { return softmax_prepare_impl(p, state, true); }
+
+/* ------------------------------------------------------------------ table */
+
+#define DN_K(prep) {prep, ge_dn_run, ge_dn_release, false}
 
 const ge_kernel_def ge_fast_kernels_dnnl[] = {
+    {"", "Conv", 1, 0, DN_K(conv_prepare)},
+    {"", "ConvTranspose", 1, 0, DN_K(deconv_prepare)},
+    {"", "MatMul", 1, 0, DN_K(matmul_prepare)},
+    {"", "Gemm", 1, 0, DN_K(gemm_prepare)},
+    {"", "MaxPool", 1, 0, DN_K(maxpool_prepare)},
+    {"", "AveragePool", 1, 0, DN_K(avgpool_prepare)},
+    {"", "GlobalAveragePool", 1, 0, DN_K(gavgpool_prepare)},
+    {"", "GlobalMaxPool", 1, 0, DN_K(gmaxpool_prepare)},
+    {"", "BatchNormalization", 1, 0, DN_K(bn_prepare)},
+    {"", "LayerNormalization", 17, 0, DN_K(ln_prepare)},
+    {"", "Softmax", 1, 0, DN_K(softmax_prepare)},
+    {"", "LogSoftmax", 1, 0, DN_K(logsoftmax_prepare)},
+    {GE_FUSED_DOMAIN, "FusedConv", 1, 0, DN_K(fconv_prepare)},
+    {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, DN_K(fgemm_prepare)},
+    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K(fmatmul_prepare)},
+    {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, DN_K(ln_prepare)},
     {0},
 };

@@ -1,0 +1,402 @@
+/* oneDNN glue: primitive creation at prepare time, per-run execution.  See dnnl_prim.h and the
+ * design notes at the top of dnnl.c. */
+#include <dlfcn.h>
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/dnnl/dnnl_prim.h"
+#include "ops/fused.h"
+
+#define DN_ALIGN 64
+
+static const char *dn_status_name(dnnl_status_t st) {
+  switch (st) {
+  case dnnl_success: return "success";
+  case dnnl_out_of_memory: return "out of memory";
+  case dnnl_invalid_arguments: return "invalid arguments";
+  case dnnl_unimplemented: return "unimplemented";
+  case dnnl_iterator_ends: return "iterator ends";
+  case dnnl_runtime_error: return "runtime error";
+  case dnnl_not_required: return "not required";
+  default: return "error";
+  }
+}
+
+static void dn_omp_lookup(ge_dn_omp *o) {
+  /* oneDNN's OpenMP runtime is already loaded (libdnnl depends on it); we look its entry points
+     up instead of linking it so that a oneDNN built on another runtime still works. */
+  void *set = dlsym(RTLD_DEFAULT, "omp_set_num_threads");
+  void *get = dlsym(RTLD_DEFAULT, "omp_get_max_threads");
+  if (set && get) {
+    memcpy(&o->set, &set, sizeof set);
+    memcpy(&o->get, &get, sizeof get);
+  } else {
+    o->set = NULL;
+    o->get = NULL;
+  }
+}
+
+/* Sets the calling thread's OpenMP team size; returns the previous one (0: none). */
+static int dn_threads_enter(const ge_dn_omp *o, int threads) {
+  if (!o->set || threads < 1) return 0;
+  int prev = o->get();
+  if (prev != threads) o->set(threads);
+  return prev;
+}
+
+static void dn_threads_leave(const ge_dn_omp *o, int prev, int threads) {
+  if (o->set && prev > 0 && prev != threads) o->set(prev);
+}
+
+bool ge_dn_static_f32(const ge_prepare_ctx *p) {
+  if (p->n_in < 1 || !p->in[0].present || !p->in[0].type) return false;
+  if (!ge_shape_is_static(&p->in[0].type->shape)) return false;
+  for (size_t i = 0; i < p->n_in; i++)
+    if (p->in[i].present && (!p->in[i].type || p->in[i].type->dtype != GE_F32 ||
+                             !ge_shape_is_static(&p->in[i].type->shape)))
+      return false;
+  for (size_t o = 0; o < p->n_out; o++)
+    if (p->node->outputs[o] >= 0 &&
+        (p->out[o].dtype != GE_F32 || !ge_shape_is_static(&p->out[o].shape)))
+      return false;
+  return true;
+}
+
+ge_status ge_dn_md(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims, const int64_t *dims,
+                   const int64_t *strides) {
+  if (ndims < 1 || ndims > DNNL_MAX_NDIMS)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: rank %d is out of range", ndims);
+  dnnl_dims_t d, s;
+  int64_t acc = 1;
+  for (int i = ndims - 1; i >= 0; i--) {
+    d[i] = dims[i];
+    s[i] = strides ? strides[i] : acc;
+    if (dims[i] > 0 && acc > INT64_MAX / dims[i])
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: tensor too large");
+    acc *= dims[i] > 0 ? dims[i] : 1;
+  }
+  dnnl_status_t st = dnnl_memory_desc_init_by_strides(md, ndims, d, dnnl_f32, s);
+  if (st != dnnl_success)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: memory descriptor: %s", dn_status_name(st));
+  return GE_OK;
+}
+
+ge_status ge_dn_md_any(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims,
+                       const int64_t *dims) {
+  if (ndims < 1 || ndims > DNNL_MAX_NDIMS)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: rank %d is out of range", ndims);
+  dnnl_dims_t d;
+  for (int i = 0; i < ndims; i++) d[i] = dims[i];
+  dnnl_status_t st = dnnl_memory_desc_init_by_tag(md, ndims, d, dnnl_f32, dnnl_format_tag_any);
+  if (st != dnnl_success)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: memory descriptor: %s", dn_status_name(st));
+  return GE_OK;
+}
+
+ge_status ge_dn_prepare_begin(const ge_prepare_ctx *p, const char *what, ge_dn_state **out,
+                              int *saved_threads) {
+  *out = NULL;
+  ge_dn_state *s = calloc(1, sizeof *s);
+  if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  s->what = what;
+  s->threads = p->intra_threads > 0 ? p->intra_threads : 1;
+  dn_omp_lookup(&s->omp);
+  dnnl_status_t st = dnnl_engine_create(&s->eng, dnnl_cpu, 0);
+  if (st != dnnl_success) {
+    free(s);
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: no CPU engine: %s", dn_status_name(st));
+  }
+  *saved_threads = dn_threads_enter(&s->omp, s->threads);
+  *out = s;
+  return GE_OK;
+}
+
+void ge_dn_prepare_end(ge_dn_state *s, int saved_threads) {
+  if (s) dn_threads_leave(&s->omp, saved_threads, s->threads);
+}
+
+static size_t dn_round(size_t n) { return (n + DN_ALIGN - 1) / DN_ALIGN * DN_ALIGN; }
+
+/* Creates a reorder primitive (user scratchpad mode) and grows the scratch size. */
+static ge_status dn_reorder(const ge_prepare_ctx *p, ge_dn_state *s, const dnnl_memory_desc_t *from,
+                            const dnnl_memory_desc_t *to, dnnl_primitive_t *out) {
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_status_t st = dnnl_primitive_attr_create(&attr);
+  if (st == dnnl_success) st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  if (st == dnnl_success) st = dnnl_reorder_primitive_desc_create(&pd, from, s->eng, to, s->eng, attr);
+  if (st == dnnl_success) {
+    const dnnl_memory_desc_t *sm = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t sb = sm ? dnnl_memory_desc_get_size(sm) : 0;
+    if (sb > s->scratch_bytes) s->scratch_bytes = sb;
+    st = dnnl_primitive_create(out, pd);
+  }
+  if (pd) dnnl_primitive_desc_destroy(pd);
+  if (attr) dnnl_primitive_attr_destroy(attr);
+  if (st != dnnl_success)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: %s: no reorder: %s", s->what, dn_status_name(st));
+  return GE_OK;
+}
+
+ge_status ge_dn_create(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_op_desc_t op_desc,
+                       dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd_out) {
+  *pd_out = NULL;
+  dnnl_primitive_attr_t own = NULL;
+  dnnl_status_t st = dnnl_success;
+  if (!attr) {
+    st = dnnl_primitive_attr_create(&own);
+    attr = own;
+  }
+  if (st == dnnl_success) st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  dnnl_primitive_desc_t pd = NULL;
+  if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, op_desc, attr, s->eng, NULL);
+  if (own) dnnl_primitive_attr_destroy(own);
+  if (st != dnnl_success)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: %s: %s", s->what, dn_status_name(st));
+  const dnnl_memory_desc_t *sm = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+  size_t sb = sm ? dnnl_memory_desc_get_size(sm) : 0;
+  if (sb > s->scratch_bytes) s->scratch_bytes = sb;
+  st = dnnl_primitive_create(&s->prim, pd);
+  if (st != dnnl_success) {
+    dnnl_primitive_desc_destroy(pd);
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: %s: %s", s->what, dn_status_name(st));
+  }
+  *pd_out = pd;
+  return GE_OK;
+}
+
+ge_status ge_dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_primitive_desc_t pd,
+                        int arg, ge_dn_kind kind, int index, const dnnl_memory_desc_t *user_md,
+                        const ge_tensor *value, int sum_input) {
+  if (s->n_args >= GE_DN_MAX_ARGS)
+    return ge_prepare_fail(p, GE_ERR_INTERNAL, "oneDNN: %s: too many arguments", s->what);
+  ge_dn_arg *a = &s->args[s->n_args];
+  memset(a, 0, sizeof *a);
+  a->arg = arg;
+  a->kind = kind;
+  a->index = index;
+  a->sum_input = sum_input;
+  const dnnl_memory_desc_t *pm = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
+  if (!pm || pm->ndims == 0) {
+    if (!user_md) return GE_OK; /* not an argument of this primitive (e.g. statistics) */
+    pm = user_md;
+  }
+  a->prim_md = *pm;
+  a->user_md = user_md ? *user_md : *pm;
+  a->user_bytes = dnnl_memory_desc_get_size(&a->user_md);
+  a->prim_bytes = dnnl_memory_desc_get_size(&a->prim_md);
+  a->same = dnnl_memory_desc_equal(&a->user_md, &a->prim_md) != 0;
+  s->n_args++; /* from here on release() owns what we create */
+  if (kind == GE_DN_TEMP) {
+    a->same = false;
+    return GE_OK;
+  }
+  if (kind == GE_DN_CONST) {
+    if (!value || value->dtype != GE_F32 || value->nbytes != a->user_bytes)
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: %s: constant input %d has %zu bytes, expected %zu",
+                             s->what, index, value ? value->nbytes : 0, a->user_bytes);
+    a->packed = ge_aligned_alloc(a->prim_bytes ? a->prim_bytes : 1);
+    if (!a->packed) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory packing input %d", index);
+    if (a->same) {
+      memcpy(a->packed, value->data, a->prim_bytes);
+      return GE_OK;
+    }
+    dnnl_primitive_t r = NULL;
+    GE_CHECK(dn_reorder(p, s, &a->user_md, &a->prim_md, &r));
+    dnnl_stream_t stream = NULL;
+    dnnl_memory_t from = NULL, to = NULL;
+    void *scratch = NULL;
+    dnnl_status_t st = dnnl_stream_create(&stream, s->eng, dnnl_stream_default_flags);
+    if (st == dnnl_success) st = dnnl_memory_create(&from, &a->user_md, s->eng, value->data);
+    if (st == dnnl_success) st = dnnl_memory_create(&to, &a->prim_md, s->eng, a->packed);
+    const dnnl_memory_desc_t *sm = NULL;
+    dnnl_memory_t sc = NULL;
+    if (st == dnnl_success) {
+      const_dnnl_primitive_desc_t rpd = NULL;
+      /* the reorder's own scratchpad */
+      if (dnnl_primitive_get_primitive_desc(r, &rpd) == dnnl_success && rpd)
+        sm = dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
+      size_t sb = sm ? dnnl_memory_desc_get_size(sm) : 0;
+      if (sb) {
+        scratch = ge_aligned_alloc(sb);
+        st = scratch ? dnnl_memory_create(&sc, sm, s->eng, scratch) : dnnl_out_of_memory;
+      }
+    }
+    if (st == dnnl_success) {
+      dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_SCRATCHPAD, sc}};
+      st = dnnl_primitive_execute(r, stream, sc ? 3 : 2, args);
+      if (st == dnnl_success) st = dnnl_stream_wait(stream);
+    }
+    if (sc) dnnl_memory_destroy(sc);
+    if (from) dnnl_memory_destroy(from);
+    if (to) dnnl_memory_destroy(to);
+    if (stream) dnnl_stream_destroy(stream);
+    ge_aligned_free(scratch);
+    dnnl_primitive_destroy(r);
+    if (st != dnnl_success)
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: %s: packing input %d: %s", s->what, index,
+                             dn_status_name(st));
+    return GE_OK;
+  }
+  if (a->same) return GE_OK;
+  if (kind == GE_DN_IN || sum_input >= 0) GE_CHECK(dn_reorder(p, s, &a->user_md, &a->prim_md, &a->to_prim));
+  if (kind == GE_DN_OUT) GE_CHECK(dn_reorder(p, s, &a->prim_md, &a->user_md, &a->from_prim));
+  return GE_OK;
+}
+
+void ge_dn_release(void *state) {
+  ge_dn_state *s = state;
+  if (!s) return;
+  for (size_t i = 0; i < s->n_args; i++) {
+    if (s->args[i].to_prim) dnnl_primitive_destroy(s->args[i].to_prim);
+    if (s->args[i].from_prim) dnnl_primitive_destroy(s->args[i].from_prim);
+    ge_aligned_free(s->args[i].packed);
+  }
+  if (s->prim) dnnl_primitive_destroy(s->prim);
+  if (s->eng) dnnl_engine_destroy(s->eng);
+  free(s);
+}
+
+static dnnl_status_t dn_exec_reorder(dnnl_primitive_t r, dnnl_stream_t stream, dnnl_memory_t from,
+                                     dnnl_memory_t to, dnnl_memory_t scratch) {
+  dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_SCRATCHPAD, scratch}};
+  return dnnl_primitive_execute(r, stream, scratch ? 3 : 2, args);
+}
+
+/* Thread safety: the state is read-only here.  Every run creates its own stream, its own memory
+   objects and one buffer for the scratchpad and the reordered activations, so concurrent runs of
+   one plan share nothing mutable; oneDNN primitives are safe to execute concurrently. */
+ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
+  const ge_dn_state *s = state;
+  size_t off[GE_DN_MAX_ARGS];
+  size_t total = dn_round(s->scratch_bytes);
+  for (size_t i = 0; i < s->n_args; i++) {
+    const ge_dn_arg *a = &s->args[i];
+    off[i] = SIZE_MAX;
+    if (a->kind == GE_DN_CONST) continue;
+    if (a->kind == GE_DN_IN || a->kind == GE_DN_OUT) {
+      const ge_tensor *t = a->kind == GE_DN_IN ? ((size_t)a->index < ctx->n_in ? ctx->in[a->index] : NULL)
+                                               : ((size_t)a->index < ctx->n_out ? ctx->out[a->index] : NULL);
+      if (!t || !t->data || t->dtype != GE_F32 || t->nbytes != a->user_bytes)
+        return ge_kctx_fail(ctx, GE_ERR_SHAPE, "oneDNN %s: %s %d has %zu bytes (%s), the plan expects %zu float32 bytes",
+                            s->what, a->kind == GE_DN_IN ? "input" : "output", a->index, t ? t->nbytes : 0,
+                            t ? ge_dtype_name(t->dtype) : "missing", a->user_bytes);
+      if (a->kind == GE_DN_OUT && a->sum_input >= 0) {
+        const ge_tensor *sum = (size_t)a->sum_input < ctx->n_in ? ctx->in[a->sum_input] : NULL;
+        if (!sum || !sum->data || sum->dtype != GE_F32 || sum->nbytes != a->user_bytes)
+          return ge_kctx_fail(ctx, GE_ERR_SHAPE, "oneDNN %s: input %d (Sum) has %zu bytes, the plan expects %zu",
+                              s->what, a->sum_input, sum ? sum->nbytes : 0, a->user_bytes);
+      }
+    }
+    if (a->same) continue;
+    off[i] = total;
+    size_t r = dn_round(a->prim_bytes);
+    if (total > SIZE_MAX - r) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "oneDNN %s: buffer size overflows", s->what);
+    total += r;
+  }
+  char *buf = ge_aligned_alloc(total ? total : 1);
+  if (!buf) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "oneDNN %s: out of memory (%zu bytes)", s->what, total);
+
+  int threads = ctx->threads > 0 ? ctx->threads : s->threads;
+  int prev = dn_threads_enter(&s->omp, threads);
+  dnnl_stream_t stream = NULL;
+  dnnl_memory_t user_mem[GE_DN_MAX_ARGS] = {0}, prim_mem[GE_DN_MAX_ARGS] = {0}, scratch = NULL;
+  dnnl_exec_arg_t args[GE_DN_MAX_ARGS + 1];
+  int nargs = 0;
+  dnnl_status_t st = dnnl_stream_create(&stream, s->eng, dnnl_stream_default_flags);
+  if (st == dnnl_success && s->scratch_bytes) {
+    dnnl_memory_desc_t smd;
+    dnnl_dims_t sd = {(dnnl_dim_t)s->scratch_bytes};
+    st = dnnl_memory_desc_init_by_tag(&smd, 1, sd, dnnl_u8, dnnl_a);
+    if (st == dnnl_success) st = dnnl_memory_create(&scratch, &smd, s->eng, buf);
+  }
+  for (size_t i = 0; st == dnnl_success && i < s->n_args; i++) {
+    const ge_dn_arg *a = &s->args[i];
+    void *user = NULL;
+    if (a->kind == GE_DN_IN) user = ctx->in[a->index]->data;
+    else if (a->kind == GE_DN_OUT) user = ctx->out[a->index]->data;
+    if (a->kind == GE_DN_CONST) {
+      st = dnnl_memory_create(&prim_mem[i], &a->prim_md, s->eng, a->packed);
+    } else if (a->kind == GE_DN_TEMP) {
+      st = dnnl_memory_create(&prim_mem[i], &a->prim_md, s->eng, buf + off[i]);
+    } else {
+      st = dnnl_memory_create(&user_mem[i], &a->user_md, s->eng, user);
+      if (st == dnnl_success && !a->same)
+        st = dnnl_memory_create(&prim_mem[i], &a->prim_md, s->eng, buf + off[i]);
+    }
+    if (st != dnnl_success) break;
+    dnnl_memory_t pm = prim_mem[i] ? prim_mem[i] : user_mem[i];
+    if (a->kind == GE_DN_IN && !a->same) st = dn_exec_reorder(a->to_prim, stream, user_mem[i], pm, scratch);
+    if (a->kind == GE_DN_OUT && a->sum_input >= 0) {
+      void *sum = ctx->in[a->sum_input]->data;
+      if (a->same) {
+        if (sum != user) memmove(user, sum, a->user_bytes);
+      } else {
+        dnnl_memory_t sm = NULL;
+        st = dnnl_memory_create(&sm, &a->user_md, s->eng, sum);
+        if (st == dnnl_success) st = dn_exec_reorder(a->to_prim, stream, sm, pm, scratch);
+        if (st == dnnl_success) st = dnnl_stream_wait(stream);
+        if (sm) dnnl_memory_destroy(sm);
+      }
+    }
+    args[nargs].arg = a->arg;
+    args[nargs].memory = pm;
+    nargs++;
+  }
+  if (st == dnnl_success && scratch) {
+    args[nargs].arg = DNNL_ARG_SCRATCHPAD;
+    args[nargs].memory = scratch;
+    nargs++;
+  }
+  if (st == dnnl_success) st = dnnl_primitive_execute(s->prim, stream, nargs, args);
+  for (size_t i = 0; st == dnnl_success && i < s->n_args; i++) {
+    const ge_dn_arg *a = &s->args[i];
+    if (a->kind == GE_DN_OUT && !a->same) st = dn_exec_reorder(a->from_prim, stream, prim_mem[i], user_mem[i], scratch);
+  }
+  if (st == dnnl_success) st = dnnl_stream_wait(stream);
+  for (size_t i = 0; i < s->n_args; i++) {
+    if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
+    if (prim_mem[i]) dnnl_memory_destroy(prim_mem[i]);
+  }
+  if (scratch) dnnl_memory_destroy(scratch);
+  if (stream) dnnl_stream_destroy(stream);
+  dn_threads_leave(&s->omp, prev, threads);
+  ge_aligned_free(buf);
+  if (st != dnnl_success)
+    return ge_kctx_fail(ctx, GE_ERR_INTERNAL, "oneDNN %s: execution failed: %s", s->what, dn_status_name(st));
+  return GE_OK;
+}
+
+ge_status ge_dn_append_act(const ge_prepare_ctx *p, dnnl_post_ops_t po) {
+  const char *an = ge_node_attr_string(p->node, "activation", "");
+  ge_fused_act act = ge_fused_act_parse(an);
+  if (act == GE_ACT_COUNT)
+    return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "unknown activation '%s'", an);
+  const float *ap = NULL;
+  size_t na = 0;
+  ge_node_attr_floats(p->node, "activation_params", &ap, &na);
+  float p0 = na > 0 ? ap[0] : act == GE_ACT_LEAKY_RELU ? 0.01f : act == GE_ACT_HARD_SIGMOID ? 0.2f : -FLT_MAX;
+  float p1 = na > 1 ? ap[1] : act == GE_ACT_HARD_SIGMOID ? 0.5f : FLT_MAX;
+  dnnl_status_t st = dnnl_success;
+  switch (act) {
+  case GE_ACT_NONE: break;
+  case GE_ACT_RELU: st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, 0.f, 0.f); break;
+  case GE_ACT_LEAKY_RELU: st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, p0, 0.f); break;
+  case GE_ACT_CLIP: st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, p0, p1); break;
+  case GE_ACT_SIGMOID: st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_logistic, 0.f, 0.f); break;
+  case GE_ACT_TANH: st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_tanh, 0.f, 0.f); break;
+  case GE_ACT_GELU: st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_erf, 0.f, 0.f); break;
+  case GE_ACT_GELU_TANH: st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_gelu_tanh, 0.f, 0.f); break;
+  case GE_ACT_SILU: st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_swish, 1.f, 0.f); break;
+  case GE_ACT_HARD_SWISH: st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_hardswish, 0.f, 0.f); break;
+  case GE_ACT_HARD_SIGMOID:
+    st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_linear, p0, p1);
+    if (st == dnnl_success) st = dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip_v2, 0.f, 1.f);
+    break;
+  default: return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: activation '%s'", an);
+  }
+  if (st != dnnl_success)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: activation '%s': %s", an, dn_status_name(st));
+  return GE_OK;
+}

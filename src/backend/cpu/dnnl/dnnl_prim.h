@@ -1,0 +1,90 @@
+/* oneDNN glue shared by the oneDNN kernels (family-private; see dnnl.c for the design notes).
+ *
+ * A kernel state wraps one oneDNN primitive created at prepare time, the memory layout each of
+ * its arguments wants, the reorders between ge's plain row-major tensors and those layouts, and
+ * the constant arguments (weights, bias) already reordered ("packed") into the primitive's
+ * layout.  A run only creates the memory objects around the tensors it is handed, executes the
+ * reorders and the primitive on a stream of its own, and frees its per-run buffer. */
+#ifndef GE_BACKEND_CPU_DNNL_PRIM_H
+#define GE_BACKEND_CPU_DNNL_PRIM_H
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "backend/kernel.h"
+
+#define GE_DN_MAX_ARGS 16
+
+typedef enum ge_dn_kind {
+  GE_DN_IN = 0, /* a kernel input (reordered to the primitive's layout per run if needed) */
+  GE_DN_OUT,    /* a kernel output (reordered back from the primitive's layout if needed) */
+  GE_DN_CONST,  /* packed at prepare time, owned by the state */
+  GE_DN_TEMP,   /* per-run buffer without user data (statistics the primitive writes) */
+} ge_dn_kind;
+
+typedef struct ge_dn_arg {
+  int arg;                        /* DNNL_ARG_* */
+  ge_dn_kind kind;
+  int index;                      /* kernel input / output index */
+  int sum_input;                  /* GE_DN_OUT: input copied into dst before (sum post-op); -1 */
+  dnnl_memory_desc_t user_md;     /* how ge stores it (plain) */
+  dnnl_memory_desc_t prim_md;     /* what the primitive wants */
+  size_t user_bytes, prim_bytes;
+  bool same;                      /* prim_md == user_md: no reorder */
+  dnnl_primitive_t to_prim;       /* user -> prim (inputs; outputs with a sum input) */
+  dnnl_primitive_t from_prim;     /* prim -> user (outputs) */
+  void *packed;                   /* GE_DN_CONST */
+} ge_dn_arg;
+
+/* omp_set_num_threads / omp_get_max_threads of the OpenMP runtime oneDNN is built with,
+   looked up at prepare time (NULL when oneDNN uses another runtime). */
+typedef struct ge_dn_omp {
+  void (*set)(int);
+  int (*get)(void);
+} ge_dn_omp;
+
+typedef struct ge_dn_state {
+  dnnl_engine_t eng;
+  dnnl_primitive_t prim;
+  ge_dn_omp omp;
+  int threads;                    /* intra-op threads the primitive was created for */
+  size_t n_args;
+  ge_dn_arg args[GE_DN_MAX_ARGS];
+  size_t scratch_bytes;           /* max over the primitive and its reorders */
+  const char *what;               /* "convolution", ... for messages */
+} ge_dn_state;
+
+/* Creates a state with its engine; sets the calling thread's OpenMP thread count to
+   p->intra_threads until ge_dn_prepare_end (the primitive is sized for it). */
+ge_status ge_dn_prepare_begin(const ge_prepare_ctx *p, const char *what, ge_dn_state **out,
+                              int *saved_threads);
+void ge_dn_prepare_end(ge_dn_state *s, int saved_threads);
+
+/* Creates the primitive descriptor of op_desc with `attr` (scratchpad mode is set to user
+   here) and the primitive.  Returns GE_ERR_UNSUPPORTED (declines) when oneDNN cannot do it. */
+ge_status ge_dn_create(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_op_desc_t op_desc,
+                       dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd_out);
+
+/* Adds argument `arg` of the primitive: user_md is ge's layout; the primitive's layout is
+   queried from pd.  GE_DN_CONST packs `value` now. */
+ge_status ge_dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_primitive_desc_t pd,
+                        int arg, ge_dn_kind kind, int index, const dnnl_memory_desc_t *user_md,
+                        const ge_tensor *value, int sum_input);
+
+ge_status ge_dn_run(const void *state, ge_kctx *ctx);
+void ge_dn_release(void *state);
+
+/* A plain row-major f32 descriptor of dims; strides may be NULL (dense). */
+ge_status ge_dn_md(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims, const int64_t *dims,
+                   const int64_t *strides);
+/* A descriptor with format_kind any. */
+ge_status ge_dn_md_any(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims,
+                       const int64_t *dims);
+
+/* Appends the fused activation of an ai.ge Fused* node (attributes activation,
+   activation_params) as eltwise post-ops; declines unknown ones. */
+ge_status ge_dn_append_act(const ge_prepare_ctx *p, dnnl_post_ops_t po);
+
+/* True when every present input and output is float32 and input 0 has a static shape. */
+bool ge_dn_static_f32(const ge_prepare_ctx *p);
+
+#endif
