@@ -15,6 +15,13 @@
 The shared library is loaded from $GE_LIBRARY, else python/ge/libge.so, else <repo>/build/libge.so.
 """
 
+import os as _os
+
+# oneDNN's OpenMP threads would otherwise spin after every kernel, keeping cores busy between
+# runs; the policy is read when the OpenMP runtime loads, i.e. with libge below.  A value the
+# user set wins.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from ._lib import (CallbackError, GeError, InternalError, InvalidArgument, NotFound,
                    OutOfMemory, ParseError, ShapeError, StateError, Unsupported, bfloat16,
                    library_path)

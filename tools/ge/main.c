@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -27,6 +28,14 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  /* oneDNN's OpenMP threads spin after each kernel unless told otherwise, and the policy is
+     read when the OpenMP runtime loads (before main): run again with it set, unless the user
+     chose one. */
+  if (!getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    execv("/proc/self/exe", argv);
+    /* exec failed: carry on with the default policy */
+  }
   if (argc < 2) {
     usage(stderr);
     return 2;
