@@ -58,7 +58,7 @@ static void build(node_ctx *c, const char *op, int64_t opset, const ge_attr *att
   assert_int_equal(ge_graph_set_opset(c->g, "", opset), GE_OK);
   assert_int_equal(ge_graph_set_opset(c->g, "ai.ge", 1), GE_OK);
   const char *in_names[MAX_IO], *out_names[MAX_IO];
-  char ib[MAX_IO][8], ob[MAX_IO][8];
+  char ib[MAX_IO][24], ob[MAX_IO][24];
   for (size_t i = 0; i < n_in; i++) {
     if (!in[i]) {
       in_names[i] = "";
