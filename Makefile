@@ -18,13 +18,15 @@ setup:
 $(BUILD)/Makefile: CMakeLists.txt
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release > /dev/null
 
+# progress lines are dropped; warnings and errors show, and a failed build fails the target
+QUIET_BUILD = 2>&1 | { grep -v -E '^\[|^g?make\[' || true; }
+
 build: setup $(BUILD)/Makefile
-	@cmake --build $(BUILD) -j $(JOBS) 2>&1 | grep -v "^\[" || true
-	@cmake --build $(BUILD) -j $(JOBS) > /dev/null
+	@set -o pipefail; cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory $(QUIET_BUILD)
 
 build-asan: setup
 	@[ -f $(BUILD_ASAN)/Makefile ] || cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DGE_SANITIZE=ON > /dev/null
-	@cmake --build $(BUILD_ASAN) -j $(JOBS) > /dev/null
+	@set -o pipefail; cmake --build $(BUILD_ASAN) -j $(JOBS) -- --no-print-directory $(QUIET_BUILD)
 
 models: setup
 	@scripts/gen_models.sh $(MODELS)
