@@ -65,7 +65,7 @@ class GeBackendRep(BackendRep):
             raise ValueError("ge.onnx_backend: the model takes %d input(s) (%s), got %d"
                              % (len(self.inputs), ", ".join(v.name for v in self.inputs),
                                 len(values)))
-        values = [v if isinstance(v, np.ndarray) or v is None else np.asarray(v)
+        values = [v if isinstance(v, (np.ndarray, list, tuple)) or v is None else np.asarray(v)
                   for v in values]
         outs = self._session.run_graph(self._GRAPH_ID, values)
         try:

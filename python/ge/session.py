@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from . import _lib as L
-from ._tensor import CTensor, from_numpy, outputs_to_numpy
+from ._tensor import CTensor, from_numpy, from_value, outputs_to_numpy
 
 __all__ = ["ValueInfo", "Graph", "Session", "InferenceSession", "initialize", "finalize",
            "PRECISION_MODES"]
@@ -75,13 +75,18 @@ class ValueInfo:
     """A graph input or output: .name, .shape (ints, str for symbolic dims, None for unknown),
     .type ("tensor(float)" like onnxruntime), .dtype (numpy dtype or None)."""
 
-    __slots__ = ("name", "shape", "type", "dtype", "ge_dtype")
+    __slots__ = ("name", "shape", "type", "dtype", "ge_dtype", "kind")
 
-    def __init__(self, name, ge_dtype, shape):
+    def __init__(self, name, ge_dtype, shape, kind=0):
         self.name = name
         self.ge_dtype = ge_dtype
         self.shape = shape
+        self.kind = kind  # L.GE_KIND_TENSOR, GE_KIND_SEQUENCE or GE_KIND_OPTIONAL
         self.type = L.ORT_TYPE_NAMES.get(ge_dtype, "tensor(unknown)")
+        if kind == L.GE_KIND_SEQUENCE:
+            self.type = "seq(%s)" % self.type
+        elif kind == L.GE_KIND_OPTIONAL:
+            self.type = "optional(%s)" % self.type
         try:
             self.dtype = L.np_dtype(ge_dtype)
         except L.GeError:
@@ -102,8 +107,10 @@ def _graph_values(gptr, outputs):
         rank = ctypes.c_size_t()
         L.check(info(gptr, i, ctypes.byref(name), ctypes.byref(dt), ctypes.byref(dims),
                      ctypes.byref(rank)))
+        kind_fn = L.ge_graph_output_kind if outputs else L.ge_graph_input_kind
+        kind = max(kind_fn(gptr, i), 0) if kind_fn is not None else 0
         if not 0 <= dt.value < len(L.ORT_TYPE_NAMES):  # not inferred yet (builder outputs)
-            res.append(ValueInfo(name.value.decode() if name.value else "", dt.value, None))
+            res.append(ValueInfo(name.value.decode() if name.value else "", dt.value, None, kind))
             continue
         shape = []
         for d in range(rank.value):
@@ -113,7 +120,7 @@ def _graph_values(gptr, outputs):
                 continue
             sym = None if outputs else L.ge_graph_input_dim_name(gptr, i, d)
             shape.append(sym.decode() if sym else None)
-        res.append(ValueInfo(name.value.decode() if name.value else "", dt.value, shape))
+        res.append(ValueInfo(name.value.decode() if name.value else "", dt.value, shape, kind))
     return res
 
 
@@ -335,6 +342,17 @@ def _prepare_inputs(values, infos, context):
     try:
         for k, val in enumerate(values):
             info = infos[k] if infos is not None and k < len(infos) else None
+            kind = getattr(info, "kind", 0) if info is not None else None
+            if kind is None:  # no graph info: lists of arrays are sequences
+                seq_like = val is None or (isinstance(val, (list, tuple)) and
+                                           all(isinstance(x, np.ndarray) for x in val))
+            else:
+                seq_like = kind != L.GE_KIND_TENSOR and (val is None or isinstance(val, (list, tuple)))
+            if seq_like:  # an optional / a sequence
+                name = info.name if info is not None else str(k)
+                tensors.append(from_value(val, "%s: input %d (%r)" % (context, k, name),
+                                          info.dtype if info is not None else None))
+                continue
             if isinstance(val, np.ndarray):
                 arr = val
             elif info is not None and info.dtype is not None:

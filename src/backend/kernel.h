@@ -71,4 +71,48 @@ const ge_kernel *ge_cpu_find_kernel(const char *domain, const char *name, int64_
 size_t ge_cpu_find_kernels(const char *domain, const char *name, int64_t opset,
                            const ge_kernel **out, size_t cap);
 
+/* ---------------------------------------------------------------- sequences and optionals
+ * A run-time value that is not a tensor (a sequence of tensors, or an optional holding a
+ * tensor or a sequence, or nothing) travels in the same ge_tensor slot as a tensor: its dtype
+ * is GE_DTYPE_SEQVAL, rank 0, numel and nbytes 0, and data points to a ge_seqval.  An owned
+ * one frees the ge_seqval through its release function; views (ge_tensor_view) share it.
+ * Kernels of plain tensors never see these (schemas check the kinds). */
+#define GE_DTYPE_SEQVAL ((ge_dtype)0x5e0)
+
+typedef struct ge_seqval {
+  ge_type_kind kind;    /* GE_TYPE_SEQUENCE or GE_TYPE_OPTIONAL */
+  ge_dtype elem;        /* element dtype; GE_DTYPE_COUNT when unknown (an empty value) */
+  bool elem_is_seq;     /* OPTIONAL of a sequence */
+  size_t n, cap;
+  ge_tensor **items;    /* owned; SEQUENCE: the tensors; OPTIONAL: n == 0 (empty) or 1 */
+} ge_seqval;
+
+/* The ge_seqval of a sequence/optional value; NULL for a tensor (or NULL). */
+ge_seqval *ge_value_seq(const ge_tensor *t);
+/* Makes *slot (its old storage released) an owned, empty sequence or optional. */
+ge_status ge_value_init_seq(ge_tensor *slot, ge_type_kind kind, ge_dtype elem, bool elem_is_seq,
+                            ge_seqval **out);
+/* Inserts item (taken, even on failure) at position pos (0..n). */
+ge_status ge_seqval_insert(ge_seqval *s, size_t pos, ge_tensor *item);
+/* Deep copy of a tensor or a sequence/optional value: ge_value_clone (ge/ge.h). */
+/* The type of a run-time value (sequence element shapes: the common shape, dims that
+   differ unknown). */
+void ge_value_type(const ge_tensor *t, ge_type *out);
+/* Output i of a dynamic_output kernel becomes *t (moved: t is freed, its storage taken). */
+ge_status ge_kctx_set_output(ge_kctx *c, size_t i, ge_tensor *t);
+
+/* ---------------------------------------------------------------- subgraphs
+ * Control-flow kernels (If, Loop, Scan, SequenceMap...) run graph attributes.  The executor
+ * appends a node's implicit inputs (values of enclosing graphs its subgraphs read) after its
+ * explicit ones: kctx->n_in may exceed node->n_inputs.  A ge_subgraph compiles its body once
+ * per signature of input types (cached, thread-safe) and binds the outer values. */
+typedef struct ge_subgraph ge_subgraph;
+/* At prepare: a handle for `body`, a graph attribute of p->node. */
+ge_status ge_subgraph_create(const ge_prepare_ctx *p, const ge_graph *body, ge_subgraph **out);
+void ge_subgraph_free(ge_subgraph *s);
+/* Runs the body: inputs are its formal inputs (borrowed, may be sequence/optional values);
+   outputs receive new values the caller frees. */
+ge_status ge_kctx_run_subgraph(ge_kctx *c, ge_subgraph *s, ge_tensor *const *inputs, size_t n_in,
+                               ge_tensor **outputs, size_t n_out);
+
 #endif

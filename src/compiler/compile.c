@@ -156,6 +156,64 @@ done:
   return st;
 }
 
+/* ------------------------------------------------------------------ implicit inputs */
+
+static ge_status add_outer_names(const ge_graph *g, const ge_graph *sub, int32_t **ids, size_t *n,
+                                 size_t *cap) {
+  for (size_t v = 0; v < sub->n_values; v++) {
+    if (sub->values[v].kind != GE_VALUE_OUTER) continue;
+    int32_t id = ge_graph_find_value(g, sub->values[v].name);
+    if (id < 0)
+      return ge_error(GE_ERR_INVALID_ARGUMENT,
+                      "graph '%s': a subgraph reads '%s', which this graph does not define",
+                      g->name ? g->name : "", sub->values[v].name);
+    bool dup = false;
+    for (size_t k = 0; k < *n && !dup; k++) dup = (*ids)[k] == id;
+    if (dup) continue;
+    if (*n == *cap) {
+      size_t c = *cap ? *cap * 2 : 8;
+      int32_t *p = realloc(*ids, c * sizeof *p);
+      if (!p) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory listing implicit inputs");
+      *ids = p;
+      *cap = c;
+    }
+    (*ids)[(*n)++] = id;
+  }
+  return GE_OK;
+}
+
+ge_status ge_node_implicit_inputs(const ge_graph *g, const ge_node *n, int32_t **ids, size_t *count) {
+  *ids = NULL;
+  *count = 0;
+  size_t cap = 0;
+  ge_status st = GE_OK;
+  for (size_t a = 0; a < n->n_attrs && st == GE_OK; a++) {
+    const ge_attr_value *at = &n->attrs[a];
+    if (at->kind == GE_ATTR_KIND_GRAPH && at->g) st = add_outer_names(g, at->g, ids, count, &cap);
+    if (at->kind == GE_ATTR_KIND_GRAPHS)
+      for (size_t k = 0; k < at->n && st == GE_OK; k++)
+        if (at->graphs[k]) st = add_outer_names(g, at->graphs[k], ids, count, &cap);
+  }
+  if (st != GE_OK) {
+    char where[256];
+    free(*ids);
+    *ids = NULL;
+    *count = 0;
+    return ge_error_prefix(st, "%s: ", ge_node_desc(n, where, sizeof where));
+  }
+  return GE_OK;
+}
+
+/* Identity of a sequence or an optional: a deep copy. */
+static ge_status run_value_identity(const void *state, ge_kctx *c) {
+  (void)state;
+  if (!c->in[0]) return ge_kctx_fail(c, GE_ERR_INVALID_ARGUMENT, "input 0 is missing");
+  ge_tensor *t = NULL;
+  GE_CHECK(ge_value_clone(c->in[0], &t));
+  return ge_kctx_set_output(c, 0, t);
+}
+static const ge_kernel value_identity_kernel = {NULL, run_value_identity, NULL, true};
+
 static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in, const ge_type *out_t) {
   char where[256];
   ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
@@ -163,26 +221,40 @@ static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in
                        .intra_threads = p->opts.intra_threads};
   const ge_kernel *k = NULL;
   void *state = NULL;
-  GE_CHECK(pick_kernel(&pc, &k, &state));
+  if (domain_is_onnx(n->domain) && !strcmp(n->op_type, "Identity") && n->n_inputs == 1 && in[0].present &&
+      in[0].type->kind != GE_TYPE_TENSOR)
+    k = &value_identity_kernel;
+  else
+    GE_CHECK(pick_kernel(&pc, &k, &state));
   if (!k)
     return ge_error(GE_ERR_UNSUPPORTED, "%s: no CPU kernel for op %s%s%s at opset %lld",
                     ge_node_desc(n, where, sizeof where), n->domain[0] ? n->domain : "",
                     n->domain[0] ? "::" : "", n->op_type, (long long)n->opset);
+  int32_t *imp = NULL;
+  size_t n_imp = 0;
+  ge_status ist = ge_node_implicit_inputs(p->graph, n, &imp, &n_imp);
+  if (ist != GE_OK) {
+    if (k->release && state) k->release(state);
+    return ist;
+  }
   ge_step *s = &p->steps[p->n_steps];
   memset(s, 0, sizeof *s);
   s->k = k;
   s->state = state;
   s->node = n;
-  s->n_in = (uint32_t)n->n_inputs;
+  s->n_in = (uint32_t)(n->n_inputs + n_imp);
   s->n_out = (uint32_t)n->n_outputs;
-  s->in = malloc((n->n_inputs + 1) * sizeof *s->in);
+  s->in = malloc((n->n_inputs + n_imp + 1) * sizeof *s->in);
   s->out = malloc((n->n_outputs + 1) * sizeof *s->out);
   if (!s->in || !s->out) {
     free(s->in);
     free(s->out);
+    free(imp);
     if (k->release && state) k->release(state);
     return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling %s", ge_node_desc(n, where, sizeof where));
   }
+  for (size_t i = 0; i < n_imp; i++) s->in[n->n_inputs + i] = (uint32_t)imp[i];
+  free(imp);
   s->static_out = true;
   for (size_t i = 0; i < n->n_inputs; i++) s->in[i] = n->inputs[i] < 0 ? GE_SLOT_NONE : (uint32_t)n->inputs[i];
   for (size_t o = 0; o < n->n_outputs; o++) {
@@ -320,7 +392,7 @@ ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const g
       s->type.kind = GE_TYPE_TENSOR;
       s->type.dtype = val->constant->dtype;
       ge_tensor_shape(val->constant, &s->type.shape);
-    } else if (val->kind == GE_VALUE_OUTER) {
+    } else if (val->kind == GE_VALUE_OUTER && !g->parent) {
       st = ge_error(GE_ERR_INVALID_ARGUMENT, "graph '%s': value '%s' refers to an enclosing graph, "
                     "but this graph is compiled at top level", g->name ? g->name : "", val->name);
       goto fail;
@@ -331,12 +403,40 @@ ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const g
     if (g->values[v].kind == GE_VALUE_CONSTANT) continue;
     ge_slot *s = &p->slots[v];
     s->input_index = (int32_t)p->n_inputs;
-    if (input_types) s->type = input_types[p->n_inputs];
+    if (input_types) {
+      const ge_type *given = &input_types[p->n_inputs];
+      bool opt = s->type.kind == GE_TYPE_OPTIONAL && given->kind != GE_TYPE_OPTIONAL;
+      s->type = *given;
+      if (opt) { /* a tensor or sequence fed to an optional input: the run wraps it */
+        s->type.elem_is_seq = given->kind == GE_TYPE_SEQUENCE;
+        s->type.kind = GE_TYPE_OPTIONAL;
+      }
+    }
     if (s->type.kind == GE_TYPE_TENSOR && s->type.dtype == GE_DTYPE_COUNT) {
       st = ge_error(GE_ERR_INVALID_ARGUMENT, "graph input '%s' has no element type", g->values[v].name);
       goto fail;
     }
     p->inputs[p->n_inputs++] = (uint32_t)v;
+  }
+  p->n_formal = p->n_inputs;
+  if (g->parent) { /* a subgraph: its OUTER values are inputs after its own */
+    size_t n_outer = 0;
+    for (size_t v = 0; v < g->n_values; v++) n_outer += g->values[v].kind == GE_VALUE_OUTER;
+    if (n_outer) {
+      uint32_t *np = realloc(p->inputs, (p->n_inputs + n_outer + 1) * sizeof *np);
+      if (!np) {
+        st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling graph");
+        goto fail;
+      }
+      p->inputs = np;
+    }
+    for (size_t v = 0; v < g->n_values; v++) {
+      if (g->values[v].kind != GE_VALUE_OUTER) continue;
+      ge_slot *s = &p->slots[v];
+      s->input_index = (int32_t)p->n_inputs;
+      if (input_types) s->type = input_types[p->n_inputs];
+      p->inputs[p->n_inputs++] = (uint32_t)v;
+    }
   }
   for (size_t i = 0; i < g->n_outputs; i++) p->outputs[p->n_outputs++] = (uint32_t)g->outputs[i];
 

@@ -37,8 +37,10 @@ typedef struct ge_plan {
   size_t n_slots;
   ge_step *steps;
   size_t n_steps;
-  uint32_t *inputs;      /* slots of the non-constant graph inputs, in order */
-  size_t n_inputs;
+  uint32_t *inputs;      /* slots of the non-constant graph inputs, in order, then (subgraphs)
+                            the slots of its OUTER values, in value order */
+  size_t n_inputs;       /* n_formal + the OUTER values */
+  size_t n_formal;       /* the graph's own non-constant inputs */
   uint32_t *outputs;     /* slots of the graph outputs */
   size_t n_outputs;
   size_t n_folded;       /* nodes folded at compile time */
@@ -51,7 +53,9 @@ typedef struct ge_plan {
 } ge_plan;
 
 /* Compile `g` (topologically sorted) for the given input types (one per non-constant graph
-   input, in order; NULL = the declared types).  Errors name the node, op and shapes. */
+   input, in order; NULL = the declared types).  Errors name the node, op and shapes.
+   A subgraph (g->parent set) takes its OUTER values as extra inputs after its own (types
+   after those of the inputs); a top-level graph may not have OUTER values. */
 ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const ge_options *o,
                           ge_plan **out);
 void ge_plan_free(ge_plan *p);
@@ -66,5 +70,10 @@ ge_status ge_plan_run_check_inputs(const ge_plan *p, ge_tensor *const *inputs, s
 
 /* True when the input types match this plan's input types exactly. */
 bool ge_plan_matches(const ge_plan *p, ge_tensor *const *inputs, size_t n_in);
+
+/* The implicit inputs of node n of g: values of g (by name) that its graph attributes read
+   from enclosing graphs (their OUTER values, attribute order, duplicates removed).  *ids is
+   malloc'd (NULL when none). */
+ge_status ge_node_implicit_inputs(const ge_graph *g, const ge_node *n, int32_t **ids, size_t *count);
 
 #endif

@@ -600,7 +600,7 @@ ge_status ge_graph_clone(const ge_graph *g, ge_graph *parent, ge_graph **out) {
         st = oom("graph clone");
         goto fail;
       }
-      if (s->constant && (st = ge_tensor_clone(s->constant, &d->constant)) != GE_OK) goto fail;
+      if (s->constant && (st = ge_tensor_share(s->constant, &d->constant)) != GE_OK) goto fail;
     }
   }
   if ((st = remap_syms(g, c)) != GE_OK) goto fail;
@@ -698,10 +698,72 @@ static int32_t heap_pop(int32_t *h, size_t *n) {
 
 /* Stable Kahn's algorithm: among ready nodes the one first in the current order goes first,
    so an already sorted graph is unchanged.  O((V + E) log V). */
+/* The implicit inputs of node i: the values of g that its subgraphs read from enclosing
+   scopes (each subgraph is sorted first, which resolves its own nested references).  OUTER
+   values are created in g for names g reads from its own ancestors. */
+static ge_status implicit_deps(ge_graph *g, size_t i, int32_t **deps, size_t *n_deps) {
+  size_t cap = 0;
+  *deps = NULL;
+  *n_deps = 0;
+  for (size_t a = 0; a < g->nodes[i].n_attrs; a++) {
+    ge_attr_value *at = &g->nodes[i].attrs[a];
+    size_t ng = at->kind == GE_ATTR_KIND_GRAPH ? (at->g ? 1 : 0) : at->kind == GE_ATTR_KIND_GRAPHS ? at->n : 0;
+    for (size_t k = 0; k < ng; k++) {
+      ge_graph *sub = at->kind == GE_ATTR_KIND_GRAPH ? at->g : at->graphs[k];
+      if (!sub) continue;
+      GE_CHECK(ge_graph_toposort(sub));
+      for (size_t v = 0; v < sub->n_values; v++) {
+        if (sub->values[v].kind != GE_VALUE_OUTER) continue;
+        int32_t id = -1;
+        char desc[320];
+        ge_status st = ge_graph_resolve_input(g, sub->values[v].name, &id);
+        if (st != GE_OK)
+          return ge_error_prefix(st, "graph '%s': %s: ", g->name,
+                                 ge_node_desc(&g->nodes[i], desc, sizeof desc));
+        if (*n_deps == cap) {
+          size_t c = cap ? cap * 2 : 4;
+          int32_t *p = realloc(*deps, c * sizeof *p);
+          if (!p) return oom("toposort");
+          *deps = p;
+          cap = c;
+        }
+        (*deps)[(*n_deps)++] = id;
+      }
+    }
+  }
+  return GE_OK;
+}
+
+static bool node_has_subgraphs(const ge_node *n) {
+  for (size_t a = 0; a < n->n_attrs; a++)
+    if (n->attrs[a].kind == GE_ATTR_KIND_GRAPH || n->attrs[a].kind == GE_ATTR_KIND_GRAPHS) return true;
+  return false;
+}
+
+static ge_status toposort_flat(ge_graph *g, int32_t *const *imp, const size_t *n_imp);
+
 ge_status ge_graph_toposort(ge_graph *g) {
   if (!g) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_graph_toposort: NULL graph");
-  size_t nn = g->n_nodes, nv = g->n_values;
+  size_t nn = g->n_nodes;
   if (nn == 0) return GE_OK;
+  bool any = false;
+  for (size_t i = 0; i < nn && !any; i++) any = node_has_subgraphs(&g->nodes[i]);
+  if (!any) return toposort_flat(g, NULL, NULL);
+  int32_t **imp = calloc(nn, sizeof *imp);
+  size_t *n_imp = calloc(nn, sizeof *n_imp);
+  ge_status st = imp && n_imp ? GE_OK : oom("toposort");
+  for (size_t i = 0; i < nn && st == GE_OK; i++)
+    if (node_has_subgraphs(&g->nodes[i])) st = implicit_deps(g, i, &imp[i], &n_imp[i]);
+  if (st == GE_OK) st = toposort_flat(g, imp, n_imp);
+  for (size_t i = 0; imp && i < nn; i++) free(imp[i]);
+  free(imp);
+  free(n_imp);
+  return st;
+}
+
+/* imp/n_imp (may be NULL): extra dependencies of each node (by its current index). */
+static ge_status toposort_flat(ge_graph *g, int32_t *const *imp, const size_t *n_imp) {
+  size_t nn = g->n_nodes, nv = g->n_values;
   char desc[320];
   /* validate inputs and count edges */
   size_t n_edges = 0;
@@ -736,6 +798,9 @@ ge_status ge_graph_toposort(ge_graph *g) {
                       g->name, ge_node_desc(n, desc, sizeof desc), k, v->name);
     }
   }
+  for (size_t i = 0; imp && i < nn; i++)
+    for (size_t k = 0; k < n_imp[i]; k++)
+      if (imp[i][k] >= 0 && (size_t)imp[i][k] < nv && g->values[imp[i][k]].producer >= 0) n_edges++;
   int32_t *indeg = calloc(nn, sizeof *indeg);
   size_t *off = calloc(nv + 1, sizeof *off); /* consumers of value v: cons[off[v]..off[v+1]) */
   int32_t *cons = malloc((n_edges ? n_edges : 1) * sizeof *cons);
@@ -749,8 +814,9 @@ ge_status ge_graph_toposort(ge_graph *g) {
   }
   for (size_t i = 0; i < nn; i++) {
     const ge_node *n = &g->nodes[i];
-    for (size_t k = 0; k < n->n_inputs; k++) {
-      int32_t id = n->inputs[k];
+    size_t ni = imp ? n_imp[i] : 0;
+    for (size_t k = 0; k < n->n_inputs + ni; k++) {
+      int32_t id = k < n->n_inputs ? n->inputs[k] : imp[i][k - n->n_inputs];
       if (id < 0 || g->values[id].producer < 0) continue;
       off[id + 1]++;
       indeg[i]++;
@@ -765,8 +831,9 @@ ge_status ge_graph_toposort(ge_graph *g) {
     }
     for (size_t i = 0; i < nn; i++) {
       const ge_node *n = &g->nodes[i];
-      for (size_t k = 0; k < n->n_inputs; k++) {
-        int32_t id = n->inputs[k];
+      size_t ni = imp ? n_imp[i] : 0;
+      for (size_t k = 0; k < n->n_inputs + ni; k++) {
+        int32_t id = k < n->n_inputs ? n->inputs[k] : imp[i][k - n->n_inputs];
         if (id < 0 || g->values[id].producer < 0) continue;
         cons[off[id] + fill[id]++] = (int32_t)i;
       }

@@ -14,7 +14,10 @@ extern const ge_op_schema ge_schemas_rnn[];
 extern const ge_op_schema ge_schemas_signal[];
 extern const ge_op_schema ge_schemas_text[];
 extern const ge_op_schema ge_schemas_random[];
+extern const ge_op_schema ge_schemas_misc[];
 extern const ge_op_schema ge_schemas_ge[];
+extern const ge_op_schema ge_schemas_control[];
+extern const ge_op_schema ge_schemas_sequence[];
 
 static const ge_op_schema *const families[] = {
     ge_schemas_elementwise,
@@ -28,7 +31,10 @@ static const ge_op_schema *const families[] = {
     ge_schemas_signal,
     ge_schemas_text,
     ge_schemas_random,
+    ge_schemas_misc,
     ge_schemas_ge,
+    ge_schemas_control,
+    ge_schemas_sequence,
 };
 
 static bool domain_eq(const char *a, const char *b) {

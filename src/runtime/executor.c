@@ -1,15 +1,21 @@
 /* The sequential executor: walks a plan's steps, allocating each output as its step runs and
  * releasing each intermediate once its last reader ran. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/memplan.h"
 #include "runtime/executor.h"
 
-static void type_of_tensor(const ge_tensor *t, ge_type *ty) {
-  memset(ty, 0, sizeof *ty);
-  ty->kind = GE_TYPE_TENSOR;
-  ty->dtype = t->dtype;
-  ge_tensor_shape(t, &ty->shape);
+static void type_of_tensor(const ge_tensor *t, ge_type *ty) { ge_value_type(t, ty); }
+
+/* A sequence/optional input matches a sequence/optional input type of the same kind (an
+   optional input type also takes a plain tensor or a sequence, wrapped at run time). */
+static bool value_fits_kind(const ge_type *ty, const ge_tensor *t) {
+  const ge_seqval *s = ge_value_seq(t);
+  if (ty->kind == GE_TYPE_OPTIONAL) return !s || s->kind == GE_TYPE_OPTIONAL || s->kind == GE_TYPE_SEQUENCE;
+  if (ty->kind == GE_TYPE_SEQUENCE) return s && s->kind == GE_TYPE_SEQUENCE;
+  return false;
 }
 
 bool ge_plan_matches(const ge_plan *p, ge_tensor *const *inputs, size_t n_in) {
@@ -17,7 +23,12 @@ bool ge_plan_matches(const ge_plan *p, ge_tensor *const *inputs, size_t n_in) {
   for (size_t i = 0; i < n_in; i++) {
     const ge_type *ty = &p->slots[p->inputs[i]].type;
     const ge_tensor *t = inputs[i];
-    if (!t || ty->kind != GE_TYPE_TENSOR || ty->dtype != t->dtype || ty->shape.rank != t->rank)
+    if (t && ty->kind != GE_TYPE_TENSOR) {
+      if (!value_fits_kind(ty, t)) return false;
+      continue;
+    }
+    if (!t || ty->kind != GE_TYPE_TENSOR || ge_value_seq(t) || ty->dtype != t->dtype ||
+        ty->shape.rank != t->rank)
       return false;
     for (int32_t d = 0; d < t->rank; d++)
       if (ty->shape.dims[d] != t->dims[d]) return false;
@@ -30,8 +41,18 @@ static ge_status check_input(const ge_plan *p, size_t i, const ge_tensor *t) {
   const ge_type *ty = &p->slots[p->inputs[i]].type;
   char want[160], got[160];
   if (!t) return ge_error(GE_ERR_INVALID_ARGUMENT, "input %zu ('%s') is NULL", i, v->name);
-  if (ty->kind != GE_TYPE_TENSOR)
-    return ge_error(GE_ERR_UNSUPPORTED, "input '%s' is a sequence or optional, which runs cannot pass yet", v->name);
+  if (ty->kind == GE_TYPE_SEQUENCE || ty->kind == GE_TYPE_OPTIONAL) {
+    if (!value_fits_kind(ty, t))
+      return ge_error(GE_ERR_INVALID_ARGUMENT, "input '%s' is a %s, got a %s", v->name,
+                      ty->kind == GE_TYPE_SEQUENCE ? "sequence" : "optional",
+                      ge_tensor_kind(t) == GE_KIND_TENSOR     ? "tensor"
+                      : ge_tensor_kind(t) == GE_KIND_SEQUENCE ? "sequence"
+                                                              : "optional");
+    return GE_OK;
+  }
+  if (ty->kind == GE_TYPE_UNKNOWN) return GE_OK;
+  if (ge_value_seq(t))
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "input '%s' is a tensor, got a sequence or optional", v->name);
   if (ty->dtype != GE_DTYPE_COUNT && ty->dtype != t->dtype)
     return ge_error(GE_ERR_INVALID_ARGUMENT, "input '%s' has dtype %s, the graph expects %s", v->name,
                     ge_dtype_name(t->dtype), ge_dtype_name(ty->dtype));
@@ -62,7 +83,8 @@ static ge_status infer_at_run(const ge_plan *p, const ge_step *s, ge_tensor *slo
     in[i].type = &in_t[i];
     in[i].value = &slots[s->in[i]];
   }
-  ge_infer_ctx ic = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = s->n_in,
+  /* implicit inputs (after the node's own) are not the schema's business */
+  ge_infer_ctx ic = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
                      .n_out = s->n_out, .in = in, .out = out_t};
   return ge_op_infer(&ic);
 }
@@ -76,7 +98,7 @@ static ge_status move_output(ge_tensor *slot, bool owned, ge_tensor **out) {
     *out = t;
     return GE_OK;
   }
-  return ge_tensor_clone(slot, out);
+  return ge_value_clone(slot, out);
 }
 
 ge_status ge_plan_run_check_inputs(const ge_plan *p, ge_tensor *const *inputs, size_t n_in) {
@@ -107,7 +129,8 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
   }
   ge_tensor *slots = calloc(p->n_slots + 1, sizeof *slots);
   /* one block for every planned intermediate of this run */
-  uint8_t *arena = p->arena_bytes ? ge_aligned_alloc(p->arena_bytes) : NULL;
+  /* never NULL, so that a planned empty tensor still gets a valid pointer */
+  uint8_t *arena = ge_aligned_alloc(p->arena_bytes ? p->arena_bytes : GE_MEMPLAN_ALIGN);
   bool *owned = calloc(p->n_slots + 1, sizeof *owned);
   ge_tensor **in_ptrs = calloc(max_in, sizeof *in_ptrs);
   ge_tensor **out_ptrs = calloc(max_out, sizeof *out_ptrs);
@@ -117,7 +140,7 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
   ge_status st = GE_OK;
   char where[256];
   if (!slots || !owned || !in_ptrs || !out_ptrs || !inf_in || !inf_in_t || !inf_out_t ||
-      (p->arena_bytes && !arena)) {
+      !arena) {
     st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory starting a run");
     goto done;
   }
@@ -130,7 +153,28 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
     }
   for (size_t i = 0; env && i < env->n_vars; i++)
     if (env->var_slots[i] < p->n_slots) ge_tensor_view(&slots[env->var_slots[i]], &env->var_values[i]);
-  for (size_t i = 0; i < n_in; i++) ge_tensor_view(&slots[p->inputs[i]], inputs[i]);
+  for (size_t i = 0; i < n_in; i++) {
+    uint32_t v = p->inputs[i];
+    const ge_seqval *sv = ge_value_seq(inputs[i]);
+    if (p->slots[v].type.kind == GE_TYPE_OPTIONAL && (!sv || sv->kind != GE_TYPE_OPTIONAL)) {
+      /* a tensor or a sequence fed to an optional input: an optional holding a view of it */
+      ge_seqval *o = NULL;
+      ge_tensor *item = malloc(sizeof *item);
+      st = item ? ge_value_init_seq(&slots[v], GE_TYPE_OPTIONAL, sv ? sv->elem : inputs[i]->dtype,
+                                    sv != NULL, &o)
+                : ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory starting a run");
+      if (st != GE_OK) {
+        free(item);
+        goto done;
+      }
+      owned[v] = true;
+      ge_tensor_view(item, inputs[i]);
+      st = ge_seqval_insert(o, 0, item);
+      if (st != GE_OK) goto done;
+      continue;
+    }
+    ge_tensor_view(&slots[v], inputs[i]);
+  }
 
   for (size_t si = 0; si < p->n_steps; si++) {
     const ge_step *s = &p->steps[si];
@@ -158,7 +202,7 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
         ge_shape_numel(&ty->shape, &t->numel);
         t->nbytes = t->numel * ge_dtype_size(t->dtype);
         t->data = arena + p->arena_offset[v];
-        memset(t->data, 0, t->nbytes);
+        if (t->nbytes) memset(t->data, 0, t->nbytes);
         owned[v] = false;
       } else if (ty->kind == GE_TYPE_TENSOR && ty->dtype != GE_DTYPE_COUNT && ge_shape_is_static(&ty->shape)) {
         st = ge_tensor_init_alloc(&slots[v], ty->dtype, ty->shape.dims, ty->shape.rank);
@@ -222,5 +266,185 @@ done:
   free(inf_in);
   free(inf_in_t);
   free(inf_out_t);
+  return st;
+}
+
+/* ------------------------------------------------------------------ subgraphs */
+
+#define GE_SUBGRAPH_CACHE_MAX 16
+/* After this many signatures (a loop whose carried shapes keep changing), bodies are compiled
+   once for the dims left unknown (shapes inferred as they run) instead of once per shape. */
+#define GE_SUBGRAPH_EXACT_MAX 8
+
+typedef struct sub_entry {
+  ge_type *types; /* n_formal + n_outer */
+  ge_plan *plan;
+} sub_entry;
+
+struct ge_subgraph {
+  const ge_graph *body;
+  const ge_node *node;
+  ge_options opts;
+  size_t n_formal;     /* the body's non-constant inputs */
+  size_t n_outer;      /* its OUTER values, in value order */
+  uint32_t *outer_in;  /* kctx input index of each OUTER value */
+  pthread_mutex_t mu;
+  sub_entry cache[GE_SUBGRAPH_CACHE_MAX];
+  size_t n_cache;
+};
+
+ge_status ge_subgraph_create(const ge_prepare_ctx *p, const ge_graph *body, ge_subgraph **out) {
+  *out = NULL;
+  if (!body) return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "missing subgraph");
+  ge_subgraph *s = calloc(1, sizeof *s);
+  if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  s->body = body;
+  s->node = p->node;
+  ge_options_default(&s->opts);
+  if (p->intra_threads > 0) s->opts.intra_threads = p->intra_threads;
+  for (size_t i = 0; i < body->n_inputs; i++)
+    if (body->values[body->inputs[i]].kind != GE_VALUE_CONSTANT) s->n_formal++;
+  for (size_t v = 0; v < body->n_values; v++) s->n_outer += body->values[v].kind == GE_VALUE_OUTER;
+  s->outer_in = calloc(s->n_outer + 1, sizeof *s->outer_in);
+  if (!s->outer_in) {
+    free(s);
+    return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  int32_t *imp = NULL;
+  size_t n_imp = 0;
+  ge_status st = ge_node_implicit_inputs(p->graph, p->node, &imp, &n_imp);
+  size_t k = 0;
+  for (size_t v = 0; st == GE_OK && v < body->n_values; v++) {
+    if (body->values[v].kind != GE_VALUE_OUTER) continue;
+    size_t j = 0;
+    while (j < n_imp && strcmp(p->graph->values[imp[j]].name, body->values[v].name)) j++;
+    if (j == n_imp)
+      st = ge_prepare_fail(p, GE_ERR_INTERNAL, "subgraph value '%s' is not an implicit input",
+                           body->values[v].name);
+    else
+      s->outer_in[k++] = (uint32_t)(p->node->n_inputs + j);
+  }
+  free(imp);
+  if (st != GE_OK) {
+    free(s->outer_in);
+    free(s);
+    return st;
+  }
+  pthread_mutex_init(&s->mu, NULL);
+  *out = s;
+  return GE_OK;
+}
+
+void ge_subgraph_free(ge_subgraph *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->n_cache; i++) {
+    free(s->cache[i].types);
+    ge_plan_free(s->cache[i].plan);
+  }
+  pthread_mutex_destroy(&s->mu);
+  free(s->outer_in);
+  free(s);
+}
+
+/* The same types with every dim unknown (ranks kept). */
+static void generalize(ge_type *t, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (int32_t d = 0; d < t[i].shape.rank; d++) t[i].shape.dims[d] = GE_DIM_UNKNOWN;
+}
+
+static bool types_equal(const ge_type *a, const ge_type *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i].kind != b[i].kind || a[i].dtype != b[i].dtype || a[i].elem_is_seq != b[i].elem_is_seq ||
+        !ge_shape_equal(&a[i].shape, &b[i].shape))
+      return false;
+  return true;
+}
+
+ge_status ge_kctx_run_subgraph(ge_kctx *c, ge_subgraph *s, ge_tensor *const *inputs, size_t n_in,
+                               ge_tensor **outputs, size_t n_out) {
+  if (n_in != s->n_formal)
+    return ge_kctx_fail(c, GE_ERR_INVALID_ARGUMENT, "its subgraph '%s' takes %zu inputs, got %zu",
+                        s->body->name ? s->body->name : "", s->n_formal, n_in);
+  size_t n = s->n_formal + s->n_outer;
+  ge_tensor **all = calloc(n + 1, sizeof *all);
+  ge_type *types = calloc(n + 1, sizeof *types);
+  if (!all || !types) {
+    free(all);
+    free(types);
+    return ge_kctx_fail(c, GE_ERR_OUT_OF_MEMORY, "out of memory running a subgraph");
+  }
+  ge_status st = GE_OK;
+  for (size_t i = 0; i < n_in; i++) all[i] = inputs[i];
+  for (size_t k = 0; k < s->n_outer && st == GE_OK; k++) {
+    uint32_t j = s->outer_in[k];
+    if (j >= c->n_in || !c->in[j])
+      st = ge_kctx_fail(c, GE_ERR_INTERNAL, "outer value %zu of its subgraph is not bound", k);
+    else
+      all[n_in + k] = c->in[j];
+  }
+  for (size_t i = 0; i < n && st == GE_OK; i++) {
+    if (!all[i]) {
+      st = ge_kctx_fail(c, GE_ERR_INVALID_ARGUMENT, "subgraph input %zu is missing", i);
+      break;
+    }
+    ge_value_type(all[i], &types[i]);
+  }
+  ge_plan *plan = NULL;
+  bool tmp = false;
+  if (st == GE_OK) {
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->n_cache && !plan; i++)
+      if (types_equal(s->cache[i].types, types, n)) plan = s->cache[i].plan;
+    bool general = !plan && s->n_cache >= GE_SUBGRAPH_EXACT_MAX;
+    if (general) {
+      generalize(types, n);
+      for (size_t i = 0; i < s->n_cache && !plan; i++)
+        if (types_equal(s->cache[i].types, types, n)) plan = s->cache[i].plan;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (general && !plan) { /* a body that cannot run with unknown dims: this signature only */
+      ge_status gst = ge_plan_compile(s->body, types, &s->opts, &plan);
+      if (gst != GE_OK) {
+        plan = NULL;
+        for (size_t i = 0; i < n; i++) ge_value_type(all[i], &types[i]);
+      }
+    }
+  }
+  if (st == GE_OK && !plan) {
+    st = ge_plan_compile(s->body, types, &s->opts, &plan);
+    if (st != GE_OK) {
+      char where[256];
+      st = ge_error_prefix(st, "%s: in its subgraph '%s': ", ge_node_desc(c->node, where, sizeof where),
+                           s->body->name ? s->body->name : "");
+    }
+  }
+  if (st == GE_OK && plan) {
+    bool cached = false;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->n_cache && !cached; i++) cached = s->cache[i].plan == plan;
+    pthread_mutex_unlock(&s->mu);
+    if (!cached) {
+      pthread_mutex_lock(&s->mu);
+      if (s->n_cache < GE_SUBGRAPH_CACHE_MAX) {
+        s->cache[s->n_cache].types = types;
+        s->cache[s->n_cache].plan = plan;
+        s->n_cache++;
+        types = NULL;
+      } else {
+        tmp = true;
+      }
+      pthread_mutex_unlock(&s->mu);
+    }
+  }
+  if (st == GE_OK) {
+    ge_run_env env = {.fx = c->exec};
+    st = ge_plan_run_env(plan, all, n, outputs, n_out, &env);
+    if (st != GE_OK && n_out != plan->n_outputs)
+      st = ge_kctx_fail(c, GE_ERR_INTERNAL, "subgraph returns %zu values, expected %zu",
+                        plan->n_outputs, n_out);
+  }
+  if (tmp) ge_plan_free(plan);
+  free(all);
+  free(types);
   return st;
 }

@@ -14,7 +14,10 @@ extern const ge_kernel_def ge_ref_kernels_rnn[];
 extern const ge_kernel_def ge_ref_kernels_signal[];
 extern const ge_kernel_def ge_ref_kernels_text[];
 extern const ge_kernel_def ge_ref_kernels_random[];
+extern const ge_kernel_def ge_ref_kernels_misc[];
 extern const ge_kernel_def ge_ref_kernels_ge[];
+extern const ge_kernel_def ge_ref_kernels_control[];
+extern const ge_kernel_def ge_ref_kernels_sequence[];
 
 static const ge_kernel_def *const families[] = {
     ge_ref_kernels_elementwise,
@@ -28,7 +31,10 @@ static const ge_kernel_def *const families[] = {
     ge_ref_kernels_signal,
     ge_ref_kernels_text,
     ge_ref_kernels_random,
+    ge_ref_kernels_misc,
     ge_ref_kernels_ge,
+    ge_ref_kernels_control,
+    ge_ref_kernels_sequence,
 };
 
 extern const ge_kernel_def ge_fast_kernels_dnnl[];

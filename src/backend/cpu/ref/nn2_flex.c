@@ -1,52 +1,34 @@
 /* ai.onnx.preview::FlexAttention: Scores = Q K^T * scale, score_mod(Scores), softmax,
- * prob_mod(Probs), Y = Probs V, with GQA.  The modifier subgraphs are compiled into plans of
- * their own (src/compiler) and run on the whole score tensor: there is no executor hook for
- * subgraphs yet, so this kernel reaches up to ge_plan_compile/ge_plan_run.  When the executor
- * grows one (ge_kctx::exec), the two call sites below (mod_compile, mod_apply) move to it. */
+ * prob_mod(Probs), Y = Probs V, with GQA.  The modifier subgraphs run on the whole score
+ * tensor through the executor's subgraph hook (ge_subgraph: compiled once per score shape,
+ * cached; outer-scope values bound). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/ref/nn2_kernels.h"
 #include "backend/cpu/ref/nn_util.h"
-#include "compiler/program.h"
-#include "runtime/options.h"
 
 #define END GE_DTYPE_COUNT
 
 static const ge_dtype k_float[] = {GE_F32, GE_F16, GE_BF16, GE_F64, END};
 
 typedef struct flex_mod {
-  ge_graph *g;  /* owned, standalone copy of the subgraph (opsets of the enclosing graphs) */
-  ge_plan *p;   /* compiled at prepare when the score shape is static; else per run */
+  ge_subgraph *sub; /* NULL when the attribute is absent */
 } flex_mod;
 
 typedef struct flex_state {
   bool has_scale;
   double scale;
   ge_dtype sm;  /* softmax precision: the element type the modifiers see */
-  ge_options opts;
   flex_mod mod[2]; /* score_mod, prob_mod */
 } flex_state;
 
 void ge_nn2_flex_release(void *state) {
   flex_state *s = state;
   if (!s) return;
-  for (int i = 0; i < 2; i++) {
-    if (s->mod[i].p) ge_plan_free(s->mod[i].p);
-    if (s->mod[i].g) ge_graph_free(s->mod[i].g);
-  }
+  for (int i = 0; i < 2; i++) ge_subgraph_free(s->mod[i].sub);
   free(s);
-}
-
-static ge_status mod_compile(const flex_state *s, const flex_mod *m, const int64_t dims[4], ge_plan **out) {
-  ge_type t;
-  memset(&t, 0, sizeof t);
-  t.kind = GE_TYPE_TENSOR;
-  t.dtype = s->sm;
-  t.shape.rank = 4;
-  memcpy(t.shape.dims, dims, 4 * sizeof dims[0]);
-  return ge_plan_compile(m->g, &t, &s->opts, out);
 }
 
 static ge_status mod_load(const ge_prepare_ctx *p, flex_state *s, int i, const char *name) {
@@ -57,17 +39,7 @@ static ge_status mod_load(const ge_prepare_ctx *p, flex_state *s, int i, const c
   if (a->g->n_inputs != 1 || a->g->n_outputs != 1)
     return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "%s must have 1 input and 1 output, has %zu and %zu",
                            name, a->g->n_inputs, a->g->n_outputs);
-  GE_CHECK(ge_graph_clone(a->g, NULL, &s->mod[i].g));
-  ge_graph *g = s->mod[i].g;
-  for (const ge_graph *o = p->graph; o; o = o->parent)
-    for (size_t k = 0; k < o->n_opsets; k++)
-      if (ge_graph_opset(g, o->opsets[k].domain) == 0)
-        GE_CHECK(ge_graph_set_opset_version(g, o->opsets[k].domain, o->opsets[k].version));
-  for (size_t v = 0; v < g->n_values; v++)
-    if (g->values[v].kind == GE_VALUE_OUTER)
-      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "%s reads '%s' of an enclosing graph; not supported",
-                             name, g->values[v].name);
-  ge_status st = ge_graph_toposort(g);
+  ge_status st = ge_subgraph_create(p, a->g, &s->mod[i].sub);
   if (st != GE_OK) return ge_error_prefix(st, "FlexAttention %s: ", name);
   return GE_OK;
 }
@@ -88,20 +60,8 @@ ge_status ge_nn2_flex_prepare(const ge_prepare_ctx *p, void **state) {
       return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "softmax_precision is not a float type");
     s->sm = d;
   }
-  ge_options_default(&s->opts);
-  s->opts.intra_threads = 1;
   GE_CHECK(mod_load(p, s, 0, "score_mod"));
   GE_CHECK(mod_load(p, s, 1, "prob_mod"));
-  const ge_type *tq = p->in[0].type, *tk = p->n_in > 1 ? p->in[1].type : NULL;
-  if (tq && tk && tq->shape.rank == 4 && tk->shape.rank == 4 && ge_shape_is_static(&tq->shape) &&
-      ge_shape_is_static(&tk->shape)) {
-    int64_t d[4] = {tq->shape.dims[0], tq->shape.dims[1], tq->shape.dims[2], tk->shape.dims[2]};
-    for (int i = 0; i < 2; i++)
-      if (s->mod[i].g) {
-        ge_status st = mod_compile(s, &s->mod[i], d, &s->mod[i].p);
-        if (st != GE_OK) return ge_error_prefix(st, "FlexAttention %s: ", i ? "prob_mod" : "score_mod");
-      }
-  }
   return GE_OK;
 }
 
@@ -109,12 +69,6 @@ ge_status ge_nn2_flex_prepare(const ge_prepare_ctx *p, void **state) {
 static ge_status mod_apply(ge_kctx *c, const flex_state *s, int i, const int64_t dims[4], double *buf,
                            size_t n) {
   const flex_mod *m = &s->mod[i];
-  ge_plan *own = NULL;
-  const ge_plan *plan = m->p;
-  if (!plan) {
-    GE_CHECK(mod_compile(s, m, dims, &own));
-    plan = own;
-  }
   ge_tensor *in = NULL, *out = NULL;
   ge_status st = ge_tensor_create(s->sm, dims, 4, &in);
   if (st == GE_OK) {
@@ -129,7 +83,7 @@ static ge_status mod_apply(ge_kctx *c, const flex_state *s, int i, const int64_t
       }
     }
   }
-  if (st == GE_OK) st = ge_plan_run(plan, &in, 1, &out, 1);
+  if (st == GE_OK) st = ge_kctx_run_subgraph(c, m->sub, &in, 1, &out, 1);
   if (st == GE_OK && (out->numel != n || out->rank != 4))
     st = ge_kctx_fail(c, GE_ERR_SHAPE, "%s changed the shape of its input", i ? "prob_mod" : "score_mod");
   if (st == GE_OK)
@@ -138,7 +92,6 @@ static ge_status mod_apply(ge_kctx *c, const flex_state *s, int i, const int64_t
     st = ge_error_prefix(st, "FlexAttention %s: ", i ? "prob_mod" : "score_mod");
   ge_tensor_free(in);
   ge_tensor_free(out);
-  if (own) ge_plan_free(own);
   return st;
 }
 
@@ -190,7 +143,7 @@ ge_status ge_nn2_flex_run(const void *state, ge_kctx *c) {
         }
       }
     }
-  if (s->mod[0].g && (st = mod_apply(c, s, 0, dims, sc, n))) goto done;
+  if (s->mod[0].sub && (st = mod_apply(c, s, 0, dims, sc, n))) goto done;
   for (size_t r = 0; r < n / (size_t)(S ? S : 1) && S; r++) {
     double *row = sc + r * (size_t)S, mx = -INFINITY, sum = 0;
     for (int64_t j = 0; j < S; j++)
@@ -202,7 +155,7 @@ ge_status ge_nn2_flex_run(const void *state, ge_kctx *c) {
     for (int64_t j = 0; j < S; j++) sum += (row[j] = exp(row[j] - mx));
     for (int64_t j = 0; j < S; j++) row[j] /= sum;
   }
-  if (s->mod[1].g && (st = mod_apply(c, s, 1, dims, sc, n))) goto done;
+  if (s->mod[1].sub && (st = mod_apply(c, s, 1, dims, sc, n))) goto done;
   for (int64_t b = 0; b < B; b++)
     for (int64_t h = 0; h < Hq; h++) {
       const double *vb = v.p + (size_t)(b * Hkv + h / G) * (size_t)(S * Dv);
