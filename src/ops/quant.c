@@ -7,7 +7,12 @@
 
 #define END GE_DTYPE_COUNT
 
-static const ge_dtype q_types[] = {GE_I8, GE_U8, GE_I16, GE_U16, GE_I32, END};
+/* QuantizeLinear / DequantizeLinear also take the low-precision dtypes (opset 19+: float8,
+   21+: int4/uint4, 23+: float4e2m1, 25+: int2/uint2) */
+static const ge_dtype qx_types[] = {GE_I8,         GE_U8,      GE_I16,         GE_U16,
+                                    GE_I32,        GE_F8E4M3FN, GE_F8E4M3FNUZ, GE_F8E5M2,
+                                    GE_F8E5M2FNUZ, GE_U4,      GE_I4,          GE_F4E2M1,
+                                    GE_U2,         GE_I2,      END};
 static const ge_dtype q8_types[] = {GE_I8, GE_U8, END};
 static const ge_dtype float_types[] = {GE_F32, GE_F16, GE_BF16, GE_F64, END};
 
@@ -74,7 +79,7 @@ static ge_status dtype_attr(const ge_infer_ctx *c, const char *name, ge_dtype *o
 static ge_status infer_quantize(ge_infer_ctx *c) {
   GE_CHECK(ge_infer_check_dtype(c, 0, (const ge_dtype[]){GE_F32, GE_F16, GE_BF16, GE_I32, END}));
   GE_CHECK(ge_infer_check_dtype(c, 1, (const ge_dtype[]){GE_F32, GE_F16, GE_BF16, END}));
-  GE_CHECK(ge_infer_check_dtype(c, 2, q_types));
+  GE_CHECK(ge_infer_check_dtype(c, 2, qx_types));
   int64_t axis = c->opset >= 13 ? ge_node_attr_int(c->node, "axis", 1) : 1;
   int64_t block = c->opset >= 21 ? ge_node_attr_int(c->node, "block_size", 0) : 0;
   if (block < 0) return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "block_size must be >= 0");
@@ -84,7 +89,7 @@ static ge_status infer_quantize(ge_infer_ctx *c) {
   bool has_zp = c->n_in > 2 && c->in[2].present;
   if (odt != END) {
     bool ok = false;
-    for (const ge_dtype *q = q_types; *q != END; q++) ok |= *q == odt;
+    for (const ge_dtype *q = qx_types; *q != END; q++) ok |= *q == odt;
     if (!ok)
       return ge_infer_fail(c, GE_ERR_UNSUPPORTED, "output_dtype %s is not a quantized type ge supports",
                            ge_dtype_name(odt));
@@ -102,9 +107,9 @@ static ge_status infer_quantize(ge_infer_ctx *c) {
 }
 
 static ge_status infer_dequantize(ge_infer_ctx *c) {
-  GE_CHECK(ge_infer_check_dtype(c, 0, q_types));
+  GE_CHECK(ge_infer_check_dtype(c, 0, qx_types));
   GE_CHECK(ge_infer_check_dtype(c, 1, float_types));
-  GE_CHECK(ge_infer_check_dtype(c, 2, q_types));
+  GE_CHECK(ge_infer_check_dtype(c, 2, qx_types));
   ge_dtype x = in_dtype(c, 0), z = in_dtype(c, 2);
   if (x != END && z != END && x != z)
     return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "x has dtype %s but x_zero_point has %s",

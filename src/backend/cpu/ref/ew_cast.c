@@ -7,6 +7,7 @@
 
 #include "backend/cpu/ref/broadcast.h"
 #include "backend/cpu/ref/ew_common.h"
+#include "ir/dtype_lowp.h"
 
 /* ------------------------------------------------------------------ numeric conversions */
 
@@ -88,7 +89,8 @@ static bool cast_native(ge_dtype sdt, const void *src, ge_dtype ddt, void *dst, 
 }
 
 static bool is_native(ge_dtype dt) {
-  return dt != GE_F16 && dt != GE_BF16 && dt != GE_STRING && dt < GE_DTYPE_COUNT;
+  return dt != GE_F16 && dt != GE_BF16 && dt != GE_STRING && dt < GE_DTYPE_COUNT &&
+         !ge_dtype_is_lowp(dt);
 }
 
 /* ------------------------------------------------------------------ strings */
@@ -111,7 +113,17 @@ static char *fmt_number(ge_dtype dt, const void *src, size_t i, char *buf, size_
       snprintf(buf, cap, "%llu", (unsigned long long)((const uint64_t *)src)[i]);
       return buf;
     case GE_BOOL: snprintf(buf, cap, "%d", ((const uint8_t *)src)[i] != 0); return buf;
-    default: snprintf(buf, cap, "?"); return buf;
+    default:
+      if (ge_dtype_is_lowp_int(dt)) {
+        snprintf(buf, cap, "%lld", (long long)ge_lowp_int_value(dt, ((const uint8_t *)src)[i]));
+        return buf;
+      }
+      if (!ge_dtype_is_lowp(dt)) {
+        snprintf(buf, cap, "?");
+        return buf;
+      }
+      d = ge_lowp_to_f32(dt, ((const uint8_t *)src)[i]);
+      break;
   }
   if (isnan(d)) {
     snprintf(buf, cap, "NaN");
@@ -144,7 +156,7 @@ static ge_status to_strings(ge_dtype sdt, const void *src, char **dst, size_t n)
 static ge_status from_strings(const char *const *src, ge_dtype ddt, void *dst, size_t n) {
   double dbuf[GE_EW_BLOCK];
   int64_t ibuf[GE_EW_BLOCK];
-  bool as_int = ge_dtype_is_int(ddt) && ddt != GE_U64;
+  bool as_int = (ge_dtype_is_int(ddt) && ddt != GE_U64) || ge_dtype_is_lowp_int(ddt);
   for (size_t i = 0; i < n; i += GE_EW_BLOCK) {
     size_t m = n - i < GE_EW_BLOCK ? n - i : GE_EW_BLOCK;
     for (size_t j = 0; j < m; j++) {
@@ -165,8 +177,16 @@ static ge_status from_strings(const char *const *src, ge_dtype ddt, void *dst, s
     }
     char *d = (char *)dst + i * ge_dtype_size(ddt);
     bool ok;
-    if (as_int) {
+    if (as_int && ge_dtype_is_lowp_int(ddt)) {
+      for (size_t j = 0; j < m; j++) ((uint8_t *)d)[j] = ge_lowp_int_code(ddt, ibuf[j]);
+      ok = true;
+    } else if (as_int) {
       ok = cast_native(GE_I64, ibuf, ddt, d, m);
+    } else if (ge_dtype_is_lowp(ddt)) {
+      float f[GE_EW_BLOCK];
+      for (size_t j = 0; j < m; j++) f[j] = (float)dbuf[j];
+      ge_f32_to_lowp_n(ddt, f, m, (uint8_t *)d, true, GE_E8M0_ROUND_UP);
+      ok = true;
     } else if (ge_ew_is_half(ddt)) {
       float f[GE_EW_BLOCK];
       for (size_t j = 0; j < m; j++) f[j] = (float)dbuf[j];
@@ -180,7 +200,66 @@ static ge_status from_strings(const char *const *src, ge_dtype ddt, void *dst, s
   return GE_OK;
 }
 
+/* ------------------------------------------------------------------ low-precision dtypes */
+
+/* Either side float8/float4/int4/int2 (and not a string): through int64 blocks between
+   integer types (exact, wrapping to the target width), through float32 blocks otherwise.
+   saturate and mode are Cast's attributes for float8 targets. */
+static ge_status convert_lowp(ge_dtype sdt, const void *src, ge_dtype ddt, void *dst, size_t n,
+                              bool saturate, ge_e8m0_round mode) {
+  bool s_int = ge_dtype_is_lowp_int(sdt) || ge_dtype_is_int(sdt) || sdt == GE_BOOL;
+  bool d_int = ge_dtype_is_lowp_int(ddt) || ge_dtype_is_int(ddt) || ddt == GE_BOOL;
+  size_t es = ge_dtype_size(sdt), ed = ge_dtype_size(ddt);
+  if (!es || !ed || sdt == GE_STRING || ddt == GE_STRING) goto bad;
+  for (size_t i = 0; i < n; i += GE_EW_BLOCK) {
+    size_t m = n - i < GE_EW_BLOCK ? n - i : GE_EW_BLOCK;
+    const char *s = (const char *)src + i * es;
+    char *d = (char *)dst + i * ed;
+    if (s_int && d_int) { /* integers: exact through int64 (wrapping) */
+      int64_t v[GE_EW_BLOCK];
+      if (ge_dtype_is_lowp_int(sdt)) {
+        for (size_t j = 0; j < m; j++) v[j] = ge_lowp_int_value(sdt, ((const uint8_t *)s)[j]);
+      } else if (!cast_native(sdt, s, GE_I64, v, m)) {
+        goto bad;
+      }
+      if (ge_dtype_is_lowp_int(ddt)) {
+        for (size_t j = 0; j < m; j++) ((uint8_t *)d)[j] = ge_lowp_int_code(ddt, v[j]);
+      } else if (!cast_native(GE_I64, v, ddt, d, m)) {
+        goto bad;
+      }
+      continue;
+    }
+    float f[GE_EW_BLOCK];
+    /* float64 and wide ints reach float8 through float32 (two roundings), exactly as
+       ml_dtypes, onnx's reference and onnxruntime do */
+    if (ge_dtype_is_lowp(sdt))
+      ge_lowp_to_f32_n(sdt, (const uint8_t *)s, m, f);
+    else if (ge_ew_is_half(sdt))
+      ge_ew_half_to_f32(sdt, (const uint16_t *)s, 1, m, f);
+    else if (!cast_native(sdt, s, GE_F32, f, m))
+      goto bad;
+    if (ge_dtype_is_lowp(ddt))
+      ge_f32_to_lowp_n(ddt, f, m, (uint8_t *)d, saturate, mode);
+    else if (ge_ew_is_half(ddt))
+      ge_ew_f32_to_half(ddt, f, m, (uint16_t *)d);
+    else if (!cast_native(GE_F32, f, ddt, d, m))
+      goto bad;
+  }
+  return GE_OK;
+bad:
+  return ge_error(GE_ERR_UNSUPPORTED, "cannot convert %s to %s", ge_dtype_name(sdt),
+                  ge_dtype_name(ddt));
+}
+
+static ge_status convert_ex(ge_dtype sdt, const void *src, ge_dtype ddt, void *dst, size_t n,
+                            bool saturate, ge_e8m0_round mode);
+
 ge_status ge_ew_convert(ge_dtype sdt, const void *src, ge_dtype ddt, void *dst, size_t n) {
+  return convert_ex(sdt, src, ddt, dst, n, true, GE_E8M0_ROUND_UP);
+}
+
+static ge_status convert_ex(ge_dtype sdt, const void *src, ge_dtype ddt, void *dst, size_t n,
+                            bool saturate, ge_e8m0_round mode) {
   if (n == 0) return GE_OK;
   if (ddt == GE_STRING) return to_strings(sdt, src, dst, n);
   if (sdt == GE_STRING) return from_strings(src, ddt, dst, n);
@@ -188,6 +267,8 @@ ge_status ge_ew_convert(ge_dtype sdt, const void *src, ge_dtype ddt, void *dst, 
     memcpy(dst, src, n * ge_dtype_size(sdt));
     return GE_OK;
   }
+  if (ge_dtype_is_lowp(sdt) || ge_dtype_is_lowp(ddt))
+    return convert_lowp(sdt, src, ddt, dst, n, saturate, mode);
   if (is_native(sdt) && is_native(ddt)) {
     if (!cast_native(sdt, src, ddt, dst, n)) goto bad;
     return GE_OK;
@@ -218,12 +299,27 @@ bad:
 
 typedef struct cast_state {
   ge_dtype to; /* GE_DTYPE_COUNT: CastLike, from input 1 */
+  bool saturate;           /* float8 targets (opset 19+) */
+  ge_e8m0_round round;     /* float8e8m0 targets (opset 24+) */
 } cast_state;
 
 ge_status ge_ew_cast_prepare(const ge_prepare_ctx *p, void **state) {
   cast_state *s = calloc(1, sizeof *s);
   if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
   s->to = GE_DTYPE_COUNT;
+  s->saturate = ge_node_attr_int(p->node, "saturate", 1) != 0;
+  const char *rm = ge_node_attr_string(p->node, "round_mode", "up");
+  if (!strcmp(rm, "up")) {
+    s->round = GE_E8M0_ROUND_UP;
+  } else if (!strcmp(rm, "down")) {
+    s->round = GE_E8M0_ROUND_DOWN;
+  } else if (!strcmp(rm, "nearest")) {
+    s->round = GE_E8M0_ROUND_NEAREST;
+  } else {
+    free(s);
+    return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT,
+                           "attribute 'round_mode' is '%.32s'; expected up, down or nearest", rm);
+  }
   if (strcmp(p->node->op_type, "CastLike")) {
     const ge_attr_value *a = ge_node_attr(p->node, "to");
     if (!a || a->kind != GE_ATTR_KIND_INT || !ge_dtype_from_onnx((int32_t)a->i, &s->to)) {
@@ -248,7 +344,7 @@ ge_status ge_ew_cast_run(const void *state, ge_kctx *ctx) {
   if (!y || y->dtype != to || y->numel != x->numel)
     return ge_kctx_fail(ctx, GE_ERR_INTERNAL, "output 0 was not allocated as %s with %zu elements",
                         ge_dtype_name(to), x->numel);
-  ge_status st = ge_ew_convert(x->dtype, x->data, to, y->data, x->numel);
+  ge_status st = convert_ex(x->dtype, x->data, to, y->data, x->numel, s->saturate, s->round);
   if (st != GE_OK) return ge_kctx_fail(ctx, st, "%s", ge_last_error());
   return GE_OK;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/cpu/ref/qrs_util.h"
+#include "ir/dtype_lowp.h"
 #include "ops/nn_geom.h"
 
 #define END GE_DTYPE_COUNT
@@ -15,6 +16,7 @@ typedef struct qparam_state {
   int64_t axis;
   int64_t block;
   bool quantize;
+  bool saturate; /* float8 outputs */
 } qparam_state;
 
 static ge_status qlinear_prepare(const ge_prepare_ctx *p, void **state) {
@@ -23,6 +25,7 @@ static ge_status qlinear_prepare(const ge_prepare_ctx *p, void **state) {
   s->axis = p->opset >= 13 ? ge_node_attr_int(p->node, "axis", 1) : 1;
   s->block = p->opset >= 21 ? ge_node_attr_int(p->node, "block_size", 0) : 0;
   s->quantize = !strcmp(p->node->op_type, "QuantizeLinear");
+  s->saturate = ge_node_attr_int(p->node, "saturate", 1) != 0;
   *state = s;
   return GE_OK;
 }
@@ -87,19 +90,26 @@ static ge_status qlinear_run(const void *state, ge_kctx *ctx) {
     free(xf); free(sf); free(zf); free(out);
     return GE_ERR_OUT_OF_MEMORY;
   }
-  ge_qrs_to_f32(x->dtype, x->data, xf, n);
+  if (ge_dtype_is_lowp(x->dtype))
+    ge_lowp_to_f32_n(x->dtype, x->data, n, xf);
+  else
+    ge_qrs_to_f32(x->dtype, x->data, xf, n);
   ge_qrs_to_f32(sc->dtype, sc->data, sf, np);
   double *zpd = ge_qrs_alloc(ctx, np, sizeof(double));
   if (!zpd) {
     free(xf); free(sf); free(zf); free(out);
     return GE_ERR_OUT_OF_MEMORY;
   }
-  if (zp)
+  if (zp && ge_dtype_is_lowp(zp->dtype))
+    for (size_t k = 0; k < np; k++) zpd[k] = ge_lowp_to_f32(zp->dtype, ((const uint8_t *)zp->data)[k]);
+  else if (zp)
     ge_qrs_to_f64(zp->dtype, zp->data, zpd, np);
   else
     memset(zpd, 0, np * sizeof *zpd);
   for (size_t i = 0; i < np; i++) zf[i] = (float)zpd[i];
   bool half = x->dtype == GE_F16 && s->quantize;
+  /* float8 / float4 outputs: x / scale + zero point, then a cast (no rounding to integers) */
+  bool to_float = s->quantize && ge_dtype_is_lowp_float(y->dtype);
   size_t outer = m.mode ? m.outer : 1, len = m.mode ? m.len : 1, inner = m.mode ? m.inner : n;
   size_t i = 0;
   for (size_t o = 0; o < outer; o++)
@@ -110,14 +120,25 @@ static ge_status qlinear_run(const void *state, ge_kctx *ctx) {
         for (size_t j = 0; j < inner; j++, i++) {
           float q = xf[i] / sf[base + j * step];
           if (half) q = ge_f16_to_f32(ge_f32_to_f16(q));
-          out[i] = nearbyint((double)q) + zpd[base + j * step];
+          out[i] = (to_float ? (double)q : nearbyint((double)q)) + zpd[base + j * step];
         }
       } else {
         for (size_t j = 0; j < inner; j++, i++)
           out[i] = (double)((xf[i] - zf[base + j * step]) * sf[base + j * step]);
       }
     }
-  if (s->quantize)
+  if (s->quantize && ge_dtype_is_lowp_float(y->dtype)) {
+    uint8_t *yo = y->data;
+    for (size_t k = 0; k < n; k++) yo[k] = ge_f32_to_lowp(y->dtype, (float)out[k], s->saturate);
+  } else if (s->quantize && ge_dtype_is_lowp_int(y->dtype)) {
+    int64_t lo, hi;
+    ge_lowp_int_range(y->dtype, &lo, &hi);
+    uint8_t *yo = y->data;
+    for (size_t k = 0; k < n; k++) {
+      double v = out[k] != out[k] ? 0.0 : out[k] < (double)lo ? (double)lo : out[k] > (double)hi ? (double)hi : out[k];
+      yo[k] = ge_lowp_int_code(y->dtype, (int64_t)v);
+    }
+  } else if (s->quantize)
     ge_qrs_store_sat(y->dtype, out, y->data, n);
   else
     ge_qrs_from_f64(y->dtype, out, y->data, n);

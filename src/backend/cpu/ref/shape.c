@@ -769,6 +769,10 @@ static size_t nonzero_flags(const ge_tensor *x, uint8_t *flags) {
   case GE_F64: { const double *p = x->data; for (size_t i = 0; i < n; i++) cnt += flags[i] = p[i] != 0.0; break; }
   case GE_F16: case GE_BF16: { const uint16_t *p = x->data; for (size_t i = 0; i < n; i++) cnt += flags[i] = (p[i] & 0x7fff) != 0; break; }
   case GE_STRING: { char *const *p = x->data; for (size_t i = 0; i < n; i++) cnt += flags[i] = p[i] && p[i][0]; break; }
+  /* low-precision floats with a -0 code; float8e8m0 has no zero at all */
+  case GE_F8E4M3FN: case GE_F8E5M2: { const uint8_t *p = x->data; for (size_t i = 0; i < n; i++) cnt += flags[i] = (p[i] & 0x7f) != 0; break; }
+  case GE_F4E2M1: { const uint8_t *p = x->data; for (size_t i = 0; i < n; i++) cnt += flags[i] = (p[i] & 0x7) != 0; break; }
+  case GE_F8E8M0: memset(flags, 1, n); cnt = n; break;
   default:
     switch (ge_dtype_size(x->dtype)) {
 #define NZ(T) { const T *p = x->data; for (size_t i = 0; i < n; i++) cnt += flags[i] = p[i] != 0; break; }
