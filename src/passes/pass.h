@@ -30,7 +30,23 @@ typedef struct ge_pass_config {
   bool training;     /* ge.graphRunMode=1: Dropout is not an identity, and passes of level >= 2
                         (folding/fusions) run only when listed in `enable` */
   int max_rounds;    /* sweeps of the whole table until nothing changes; 0 = default (4) */
+  int precision;     /* ge_precision_mode (ge.exec.precision_mode); the precision pass runs at
+                        every level when it is one of the allow_* modes */
 } ge_pass_config;
+
+/* ge.exec.precision_mode, in the order of docs/options.md. */
+typedef enum ge_precision_mode {
+  GE_PRECISION_KEEP = 0,      /* must_keep_origin_dtype (default) */
+  GE_PRECISION_FORCE_FP32,    /* force_fp32 */
+  GE_PRECISION_FP32_TO_BF16,  /* allow_fp32_to_bf16 */
+  GE_PRECISION_FP32_TO_FP16,  /* allow_fp32_to_fp16 */
+  GE_PRECISION_MIX_BF16,      /* allow_mix_precision_bf16 */
+  GE_PRECISION_MIX_FP16,      /* allow_mix_precision_fp16 */
+} ge_precision_mode;
+
+/* The node attribute the precision pass sets (a string, "bf16" or "fp16") on a float32 node
+   whose kernel may compute internally in that precision, with float32 inputs and outputs. */
+#define GE_PRECISION_ATTR "ge_compute_precision"
 
 typedef struct ge_pass_ctx {
   const ge_pass_config *cfg;
@@ -98,5 +114,6 @@ ge_status ge_pass_layernorm(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_conv_sum(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_act_fusion(ge_graph *g, ge_pass_ctx *c, bool *changed);
+ge_status ge_pass_precision(ge_graph *g, ge_pass_ctx *c, bool *changed);
 
 #endif

@@ -20,6 +20,8 @@ static const ge_pass k_passes[] = {
     {"attention", 3, ge_pass_attention},
     {"conv_sum", 2, ge_pass_conv_sum},
     {"act_fusion", 2, ge_pass_act_fusion},
+    /* level 0: runs at every level, when ge.exec.precision_mode asks for it (see precision.c) */
+    {"precision", 0, ge_pass_precision},
 };
 #define N_PASSES (sizeof k_passes / sizeof k_passes[0])
 
@@ -91,6 +93,7 @@ static bool listed(char *const *arr, size_t n, const char *name) {
 static bool pass_enabled(const ge_pass_config *cfg, const ge_pass *p) {
   if (listed(cfg->disable, cfg->n_disable, p->name)) return false;
   if (listed(cfg->enable, cfg->n_enable, p->name)) return true;
+  if (p->min_level == 0) return cfg->precision >= GE_PRECISION_FP32_TO_BF16; /* the precision pass */
   /* training graphs keep their structure: only the level-1 cleanups run unless forced */
   if (cfg->training && p->min_level >= 2) return false;
   return cfg->level >= 1 && cfg->level >= p->min_level;

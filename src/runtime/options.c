@@ -76,8 +76,10 @@ static ge_status apply_one(ge_options *o, const char *key, const char *value) {
       return bad_value(key, value,
                        "must_keep_origin_dtype, force_fp32, allow_fp32_to_bf16, allow_fp32_to_fp16, "
                        "allow_mix_precision_bf16 or allow_mix_precision_fp16");
-    /* Kernels compute float16/bfloat16 in float32 internally, which is what force_fp32 asks. */
-    if (i >= 2) return not_yet(key, value);
+    /* The index is the ge_precision_mode (passes/pass.h).  force_fp32: kernels compute
+       float16/bfloat16 in float32 internally.  The allow_* modes run the precision pass, which
+       marks the nodes whose kernels compute in bf16/fp16 (docs/precision.md). */
+    o->precision_mode = (int)i;
   } else if (!strcmp(key, "ge.exec.disableReuseMemory")) {
     GE_CHECK(parse_bool(key, value, &bv));
     o->disable_reuse = bv;

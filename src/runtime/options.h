@@ -16,6 +16,7 @@ typedef struct ge_options {
   bool single_stream;
   bool disable_reuse;
   bool callback_async;
+  int precision_mode;       /* ge.exec.precision_mode: a ge_precision_mode (passes/pass.h) */
   char passes_disable[512]; /* ge.passes.disable: comma-separated pass names */
   char passes_enable[512];  /* ge.passes.enable */
 } ge_options;

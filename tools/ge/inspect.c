@@ -128,6 +128,7 @@ int ge_cli_inspect(const ge_cli_args *a) {
     ge_pass_config cfg;
     ge_pass_config_init(&cfg, o.opt_level);
     cfg.training = o.run_mode == 1;
+    cfg.precision = o.precision_mode;
     st = ge_pass_config_add_list(&cfg, false, o.passes_disable);
     if (st == GE_OK) st = ge_pass_config_add_list(&cfg, true, o.passes_enable);
     if (st == GE_OK) st = ge_passes_run(g, &cfg, &rep);

@@ -15,6 +15,11 @@
  *   threads requested at most N cores are busy.  OpenMP's wait policy is the runtime's: GOMP
  *   spins for a bounded time (GOMP_SPINCOUNT, OMP_WAIT_POLICY=passive to disable) after a
  *   parallel region; ge does not change process-wide environment.
+ * - Precision: a node the precision pass marked (attribute ge_compute_precision = bf16/fp16)
+ *   prepares its primitive with bf16/fp16 source and weights and a float32 destination
+ *   (pooling/norms/softmax: bf16 -> bf16); the reorders of ge_dn_add_arg convert.  Each *_impl
+ *   takes that data type; ge_dn_lowp_prepare (dnnl_lowp.c) falls back to float32 where the
+ *   processor or oneDNN cannot do it fast.
  * - Concurrency: a state is read-only after prepare.  Primitives use the user scratchpad mode;
  *   every run allocates one buffer for the scratchpad and the reordered activations and creates
  *   its own stream and memory objects, so concurrent runs of one plan share nothing mutable.
@@ -22,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/dnnl/dnnl_lowp.h"
+#include "backend/cpu/dnnl/dnnl_layout.h"
 #include "backend/cpu/dnnl/dnnl_prim.h"
 #include "backend/kernel.h"
 #include "ops/fused.h"
@@ -120,7 +127,9 @@ static ge_status resolve_geom(const ge_prepare_ctx *p, const ge_shape *x, const 
 
 /* ------------------------------------------------------------------ Conv / FusedConv / ConvTranspose */
 
-static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, bool transposed) {
+/* cdt: the compute data type of source and weights (dnnl_f32, or bf16/f16: dnnl_lowp.h) */
+static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, bool transposed,
+                                   dnnl_data_type_t cdt) {
   if (!ge_dn_static_f32(p) || !has_in(p, 1) || !is_const(p, 1))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: needs static float32 shapes and constant weights");
   const ge_shape *x = in_shape(p, 0), *w = in_shape(p, 1), *y = &p->out[0].shape;
@@ -199,13 +208,18 @@ static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t po = NULL;
-  ge_status st = plain_md(p, &src_u, x);
-  if (st == GE_OK) st = plain_md(p, &dst_u, y);
+  /* activations that flow only between oneDNN convolutions / poolings are channels-last */
+  bool x_cl = !transposed && ge_dn_in_nhwc(p, 0), y_cl = !transposed && ge_dn_out_nhwc(p, 0);
+  bool sum_cl = sum_in >= 0 && ge_dn_in_nhwc(p, (size_t)sum_in);
+  dnnl_memory_desc_t sum_u;
+  ge_status st = ge_dn_md_layout(p, &src_u, x->rank, x->dims, x_cl, dnnl_f32);
+  if (st == GE_OK) st = ge_dn_md_layout(p, &dst_u, y->rank, y->dims, y_cl, dnnl_f32);
+  if (st == GE_OK) st = ge_dn_md_layout(p, &sum_u, y->rank, y->dims, sum_cl, dnnl_f32);
   if (st == GE_OK) st = ge_dn_md(p, &w_u, wr, wd, ws);
   if (st == GE_OK && bias) st = ge_dn_md(p, &b_u, 1, &oc, NULL);
-  if (st == GE_OK) st = ge_dn_md_any(p, &src_a, x->rank, x->dims);
+  if (st == GE_OK) st = ge_dn_md_any_dt(p, &src_a, x->rank, x->dims, cdt);
   if (st == GE_OK) st = ge_dn_md_any(p, &dst_a, y->rank, y->dims);
-  if (st == GE_OK) st = ge_dn_md_any(p, &w_a, wr, wd);
+  if (st == GE_OK) st = ge_dn_md_any_dt(p, &w_a, wr, wd, cdt);
   if (st == GE_OK) {
     if (dnnl_primitive_attr_create(&attr) != dnnl_success || dnnl_post_ops_create(&po) != dnnl_success)
       st = ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
@@ -236,29 +250,34 @@ static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
       if (ds == dnnl_success) st = ge_dn_create(p, s, &d, attr, &pd);
     }
     if (ds != dnnl_success) st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: descriptor rejected");
+    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
   }
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &src_u, NULL, -1);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_WEIGHTS, GE_DN_CONST, 1, &w_u, p->in[1].value, -1);
   if (st == GE_OK && bias) st = add_in(p, s, pd, DNNL_ARG_BIAS, 2, &b_u);
-  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &dst_u, NULL, sum_in);
+  if (st == GE_OK) st = ge_dn_add_out_sum(p, s, pd, DNNL_ARG_DST, 0, &dst_u, sum_in, &sum_u);
   if (po) dnnl_post_ops_destroy(po);
   if (attr) dnnl_primitive_attr_destroy(attr);
   return finish(p, s, saved, pd, st, state);
 }
 
+/* flags: 1 fused, 2 transposed */
+static ge_status conv_impl_dt(const ge_prepare_ctx *p, void **state, int flags, dnnl_data_type_t cdt) {
+  return conv_prepare_impl(p, state, (flags & 1) != 0, (flags & 2) != 0, cdt);
+}
 static ge_status conv_prepare(const ge_prepare_ctx *p, void **state) {
-  return conv_prepare_impl(p, state, false, false);
+  return ge_dn_layout_guard(p, state, ge_dn_lowp_prepare(p, state, conv_impl_dt, 0));
 }
 static ge_status fconv_prepare(const ge_prepare_ctx *p, void **state) {
-  return conv_prepare_impl(p, state, true, false);
+  return ge_dn_layout_guard(p, state, ge_dn_lowp_prepare(p, state, conv_impl_dt, 1));
 }
 static ge_status deconv_prepare(const ge_prepare_ctx *p, void **state) {
-  return conv_prepare_impl(p, state, false, true);
+  return ge_dn_lowp_prepare(p, state, conv_impl_dt, 2);
 }
 
 /* ------------------------------------------------------------------ MatMul / FusedMatMul */
 
-static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused) {
+static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, dnnl_data_type_t cdt) {
   if (!ge_dn_static_f32(p) || !has_in(p, 1))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: needs static float32 shapes");
   const ge_shape *a = in_shape(p, 0), *b = in_shape(p, 1);
@@ -283,6 +302,22 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   }
   cd[r - 2] = ad[r - 2];
   cd[r - 1] = bd[r - 1];
+  /* B without batch dims (a weight): A's batch dims fold into M, so that B is a 2-D operand
+     oneDNN packs (with batch dims it keeps a constant B plain and copies it every run) */
+  bool b_batched = false;
+  for (int i = 0; i < r - 2; i++) b_batched |= bd[i] != 1;
+  if (!b_batched && r > 2) {
+    int64_t m = 1;
+    for (int i = 0; i < r - 1; i++) m *= ad[i]; /* <= numel of A: no overflow */
+    int64_t kk = ad[r - 1], nn = bd[r - 1];
+    ad[0] = m;
+    ad[1] = kk;
+    bd[0] = kk;
+    bd[1] = nn;
+    cd[0] = m;
+    cd[1] = nn;
+    r = 2;
+  }
   size_t cn = 1;
   for (int i = 0; i < r; i++) cn *= (size_t)cd[i];
   size_t yn = 0;
@@ -301,7 +336,7 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   ge_dn_state *s = NULL;
   int saved = 0;
   GE_CHECK(ge_dn_prepare_begin(p, "matmul", &s, &saved));
-  dnnl_memory_desc_t a_u, b_u, b_a, c_u, bias_u;
+  dnnl_memory_desc_t a_u, a_p, b_u, b_a, c_u, bias_u;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t po = NULL;
@@ -309,8 +344,9 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   for (int i = 0; i < r; i++) biasd[i] = 1;
   biasd[r - 1] = N;
   ge_status st = ge_dn_md(p, &a_u, r, ad, NULL);
+  if (st == GE_OK) st = ge_dn_md_dt(p, &a_p, r, ad, NULL, cdt);
   if (st == GE_OK) st = ge_dn_md(p, &b_u, r, bd, NULL);
-  if (st == GE_OK) st = pack_b ? ge_dn_md_any(p, &b_a, r, bd) : ge_dn_md(p, &b_a, r, bd, NULL);
+  if (st == GE_OK) st = pack_b ? ge_dn_md_any_dt(p, &b_a, r, bd, cdt) : ge_dn_md_dt(p, &b_a, r, bd, NULL, cdt);
   if (st == GE_OK) st = ge_dn_md(p, &c_u, r, cd, NULL);
   if (st == GE_OK && bias) st = ge_dn_md(p, &bias_u, r, biasd, NULL);
   if (st == GE_OK && (dnnl_primitive_attr_create(&attr) != dnnl_success || dnnl_post_ops_create(&po) != dnnl_success))
@@ -320,10 +356,11 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: post-ops");
   if (st == GE_OK) {
     dnnl_matmul_desc_t d;
-    if (dnnl_matmul_desc_init(&d, &a_u, &b_a, bias ? &bias_u : NULL, &c_u) != dnnl_success)
+    if (dnnl_matmul_desc_init(&d, &a_p, &b_a, bias ? &bias_u : NULL, &c_u) != dnnl_success)
       st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: descriptor rejected");
     else
       st = ge_dn_create(p, s, &d, attr, &pd);
+    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
   }
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &a_u, NULL, -1);
   if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);
@@ -334,16 +371,19 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   return finish(p, s, saved, pd, st, state);
 }
 
+static ge_status matmul_impl_dt(const ge_prepare_ctx *p, void **state, int fused, dnnl_data_type_t cdt) {
+  return matmul_prepare_impl(p, state, fused != 0, cdt);
+}
 static ge_status matmul_prepare(const ge_prepare_ctx *p, void **state) {
-  return matmul_prepare_impl(p, state, false);
+  return ge_dn_lowp_prepare(p, state, matmul_impl_dt, 0);
 }
 static ge_status fmatmul_prepare(const ge_prepare_ctx *p, void **state) {
-  return matmul_prepare_impl(p, state, true);
+  return ge_dn_lowp_prepare(p, state, matmul_impl_dt, 1);
 }
 
 /* ------------------------------------------------------------------ Gemm / FusedGemm */
 
-static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused) {
+static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, dnnl_data_type_t cdt) {
   if (!ge_dn_static_f32(p) || !has_in(p, 1))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: needs static float32 shapes");
   const ge_shape *a = in_shape(p, 0), *b = in_shape(p, 1);
@@ -376,13 +416,17 @@ static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   int64_t ad[2] = {M, K}, as[2] = {ta ? 1 : K, ta ? M : 1};
   int64_t bd[2] = {K, N}, bs[2] = {tb ? 1 : N, tb ? K : 1};
   int64_t cd[2] = {M, N}, cud[2] = {cm, cn};
-  dnnl_memory_desc_t a_u, b_u, b_a, y_u, c_u;
+  dnnl_memory_desc_t a_u, a_p, b_u, b_a, y_u, c_u;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t po = NULL;
   ge_status st = ge_dn_md(p, &a_u, 2, ad, as);
+  /* float32 keeps ge's strides (transA); a lower precision converts into a dense copy */
+  if (st == GE_OK) st = cdt == dnnl_f32 ? ge_dn_md(p, &a_p, 2, ad, as) : ge_dn_md_dt(p, &a_p, 2, ad, NULL, cdt);
   if (st == GE_OK) st = ge_dn_md(p, &b_u, 2, bd, bs);
-  if (st == GE_OK) st = is_const(p, 1) ? ge_dn_md_any(p, &b_a, 2, bd) : ge_dn_md(p, &b_a, 2, bd, bs);
+  if (st == GE_OK)
+    st = is_const(p, 1) ? ge_dn_md_any_dt(p, &b_a, 2, bd, cdt)
+                        : (cdt == dnnl_f32 ? ge_dn_md(p, &b_a, 2, bd, bs) : ge_dn_md_dt(p, &b_a, 2, bd, NULL, cdt));
   if (st == GE_OK) st = ge_dn_md(p, &y_u, 2, cd, NULL);
   if (st == GE_OK && has_c) st = ge_dn_md(p, &c_u, 2, cud, NULL);
   if (st == GE_OK && (dnnl_primitive_attr_create(&attr) != dnnl_success || dnnl_post_ops_create(&po) != dnnl_success))
@@ -396,10 +440,11 @@ static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: post-ops");
   if (st == GE_OK) {
     dnnl_matmul_desc_t d;
-    if (dnnl_matmul_desc_init(&d, &a_u, &b_a, c_bias ? &c_u : NULL, &y_u) != dnnl_success)
+    if (dnnl_matmul_desc_init(&d, &a_p, &b_a, c_bias ? &c_u : NULL, &y_u) != dnnl_success)
       st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: descriptor rejected");
     else
       st = ge_dn_create(p, s, &d, attr, &pd);
+    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
   }
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &a_u, NULL, -1);
   if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);
@@ -411,12 +456,16 @@ static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   return finish(p, s, saved, pd, st, state);
 }
 
-static ge_status gemm_prepare(const ge_prepare_ctx *p, void **state) { return gemm_prepare_impl(p, state, false); }
-static ge_status fgemm_prepare(const ge_prepare_ctx *p, void **state) { return gemm_prepare_impl(p, state, true); }
+static ge_status gemm_impl_dt(const ge_prepare_ctx *p, void **state, int fused, dnnl_data_type_t cdt) {
+  return gemm_prepare_impl(p, state, fused != 0, cdt);
+}
+static ge_status gemm_prepare(const ge_prepare_ctx *p, void **state) { return ge_dn_lowp_prepare(p, state, gemm_impl_dt, 0); }
+static ge_status fgemm_prepare(const ge_prepare_ctx *p, void **state) { return ge_dn_lowp_prepare(p, state, gemm_impl_dt, 1); }
 
 /* ------------------------------------------------------------------ pooling */
 
-static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool max, bool global) {
+static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool max, bool global,
+                                   dnnl_data_type_t cdt) {
   if (!ge_dn_static_f32(p)) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: needs static float32 shapes");
   if (has_out(p, 1)) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: Indices output");
   const ge_shape *x = in_shape(p, 0), *y = &p->out[0].shape;
@@ -455,10 +504,18 @@ static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool m
   ge_dn_state *s = NULL;
   int saved = 0;
   GE_CHECK(ge_dn_prepare_begin(p, "pooling", &s, &saved));
-  dnnl_memory_desc_t x_u, y_u;
+  dnnl_memory_desc_t x_u, y_u, x_p, y_p;
   dnnl_primitive_desc_t pd = NULL;
-  ge_status st = plain_md(p, &x_u, x);
-  if (st == GE_OK) st = plain_md(p, &y_u, y);
+  /* channels-last input (from a oneDNN convolution): the primitive works channels-last */
+  bool x_cl = ge_dn_in_nhwc(p, 0), y_cl = ge_dn_out_nhwc(p, 0);
+  ge_status st = ge_dn_md_layout(p, &x_u, x->rank, x->dims, x_cl, dnnl_f32);
+  if (st == GE_OK) st = ge_dn_md_layout(p, &y_u, y->rank, y->dims, y_cl, dnnl_f32);
+  x_p = x_u;
+  y_p = y_u;
+  if (st == GE_OK && (cdt != dnnl_f32 || x_cl != y_cl))
+    st = ge_dn_md_layout(p, &x_p, x->rank, x->dims, x_cl, cdt);
+  if (st == GE_OK && (cdt != dnnl_f32 || x_cl != y_cl))
+    st = ge_dn_md_layout(p, &y_p, y->rank, y->dims, x_cl, cdt);
   if (st == GE_OK) {
     dnnl_dims_t str, ker, dil, pl, pr;
     for (int i = 0; i < nsp; i++) {
@@ -469,11 +526,12 @@ static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool m
       pr[i] = gm.pr[i];
     }
     dnnl_pooling_v2_desc_t d;
-    if (dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &x_u, &y_u, str, ker, dil, pl, pr) !=
+    if (dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &x_p, &y_p, str, ker, dil, pl, pr) !=
         dnnl_success)
       st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: descriptor rejected");
     else
       st = ge_dn_create(p, s, &d, NULL, &pd);
+    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
   }
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &x_u, NULL, -1);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &y_u, NULL, -1);
@@ -481,24 +539,29 @@ static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool m
   return finish(p, s, saved, pd, st, state);
 }
 
+/* flags: 1 max, 2 global */
+static ge_status pool_impl_dt(const ge_prepare_ctx *p, void **state, int flags, dnnl_data_type_t cdt) {
+  return pool_prepare_impl(p, state, (flags & 1) != 0, (flags & 2) != 0, cdt);
+}
 static ge_status maxpool_prepare(const ge_prepare_ctx *p, void **state) {
   if (ge_node_attr_int(p->node, "storage_order", 0) != 0 && has_out(p, 1))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: storage_order");
-  return pool_prepare_impl(p, state, true, false);
+  return ge_dn_layout_guard(p, state, ge_dn_lowp_prepare(p, state, pool_impl_dt, 1));
 }
 static ge_status avgpool_prepare(const ge_prepare_ctx *p, void **state) {
-  return pool_prepare_impl(p, state, false, false);
+  return ge_dn_layout_guard(p, state, ge_dn_lowp_prepare(p, state, pool_impl_dt, 0));
 }
 static ge_status gavgpool_prepare(const ge_prepare_ctx *p, void **state) {
-  return pool_prepare_impl(p, state, false, true);
+  return ge_dn_layout_guard(p, state, ge_dn_lowp_prepare(p, state, pool_impl_dt, 2));
 }
 static ge_status gmaxpool_prepare(const ge_prepare_ctx *p, void **state) {
-  return pool_prepare_impl(p, state, true, true);
+  return ge_dn_layout_guard(p, state, ge_dn_lowp_prepare(p, state, pool_impl_dt, 3));
 }
 
 /* ------------------------------------------------------------------ BatchNormalization (inference) */
 
-static ge_status bn_prepare(const ge_prepare_ctx *p, void **state) {
+static ge_status bn_prepare_impl(const ge_prepare_ctx *p, void **state, int flags, dnnl_data_type_t cdt) {
+  (void)flags;
   if (!ge_dn_static_f32(p) || p->n_in < 5) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN bn: static float32 only");
   if (ge_node_attr_int(p->node, "training_mode", 0) != 0 || has_out(p, 1) || has_out(p, 2))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN bn: training mode");
@@ -516,17 +579,20 @@ static ge_status bn_prepare(const ge_prepare_ctx *p, void **state) {
   ge_dn_state *s = NULL;
   int saved = 0;
   GE_CHECK(ge_dn_prepare_begin(p, "batch normalization", &s, &saved));
-  dnnl_memory_desc_t x_u, c_u;
+  dnnl_memory_desc_t x_u, x_p, c_u;
   dnnl_primitive_desc_t pd = NULL;
   ge_status st = plain_md(p, &x_u, x);
+  x_p = x_u;
+  if (st == GE_OK && cdt != dnnl_f32) st = ge_dn_md_dt(p, &x_p, x->rank, x->dims, NULL, cdt);
   if (st == GE_OK) st = ge_dn_md(p, &c_u, 1, &c, NULL);
   if (st == GE_OK) {
     dnnl_batch_normalization_desc_t d;
-    if (dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_inference, &x_u, eps,
+    if (dnnl_batch_normalization_forward_desc_init(&d, dnnl_forward_inference, &x_p, eps,
                                                    dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift) != dnnl_success)
       st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN bn: descriptor rejected");
     else
       st = ge_dn_create(p, s, &d, NULL, &pd);
+    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
   }
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &x_u, NULL, -1);
   if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_SCALE, 1, &c_u);
@@ -537,9 +603,14 @@ static ge_status bn_prepare(const ge_prepare_ctx *p, void **state) {
   return finish(p, s, saved, pd, st, state);
 }
 
+static ge_status bn_prepare(const ge_prepare_ctx *p, void **state) {
+  return ge_dn_lowp_prepare(p, state, bn_prepare_impl, 0);
+}
+
 /* ------------------------------------------------------------------ LayerNormalization */
 
-static ge_status ln_prepare(const ge_prepare_ctx *p, void **state) {
+static ge_status ln_prepare_impl(const ge_prepare_ctx *p, void **state, int flags_unused, dnnl_data_type_t cdt) {
+  (void)flags_unused;
   if (!ge_dn_static_f32(p)) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN layernorm: static float32 only");
   if (has_out(p, 1) || has_out(p, 2)) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN layernorm: Mean/InvStdDev outputs");
   const ge_shape *x = in_shape(p, 0);
@@ -565,16 +636,19 @@ static ge_status ln_prepare(const ge_prepare_ctx *p, void **state) {
   int saved = 0;
   GE_CHECK(ge_dn_prepare_begin(p, "layer normalization", &s, &saved));
   int64_t xd[2] = {outer, inner};
-  dnnl_memory_desc_t x_u, c_u;
+  dnnl_memory_desc_t x_u, x_p, c_u;
   dnnl_primitive_desc_t pd = NULL;
   ge_status st = ge_dn_md(p, &x_u, 2, xd, NULL);
+  x_p = x_u;
+  if (st == GE_OK && cdt != dnnl_f32) st = ge_dn_md_dt(p, &x_p, 2, xd, NULL, cdt);
   if (st == GE_OK) st = ge_dn_md(p, &c_u, 1, &inner, NULL);
   if (st == GE_OK) {
     dnnl_layer_normalization_desc_t d;
-    if (dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &x_u, NULL, eps, flags) != dnnl_success)
+    if (dnnl_layer_normalization_forward_desc_init(&d, dnnl_forward_inference, &x_p, NULL, eps, flags) != dnnl_success)
       st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN layernorm: descriptor rejected");
     else
       st = ge_dn_create(p, s, &d, NULL, &pd);
+    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
   }
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &x_u, NULL, -1);
   if (st == GE_OK && sc) st = add_in(p, s, pd, DNNL_ARG_SCALE, 1, &c_u);
@@ -585,9 +659,13 @@ static ge_status ln_prepare(const ge_prepare_ctx *p, void **state) {
   return finish(p, s, saved, pd, st, state);
 }
 
+static ge_status ln_prepare(const ge_prepare_ctx *p, void **state) {
+  return ge_dn_lowp_prepare(p, state, ln_prepare_impl, 0);
+}
+
 /* ------------------------------------------------------------------ Softmax / LogSoftmax */
 
-static ge_status softmax_prepare_impl(const ge_prepare_ctx *p, void **state, bool logsm) {
+static ge_status softmax_prepare_impl(const ge_prepare_ctx *p, void **state, bool logsm, dnnl_data_type_t cdt) {
   if (!ge_dn_static_f32(p)) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN softmax: static float32 only");
   const ge_shape *x = in_shape(p, 0);
   if (x->rank < 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN softmax: rank");
@@ -604,27 +682,34 @@ static ge_status softmax_prepare_impl(const ge_prepare_ctx *p, void **state, boo
   ge_dn_state *s = NULL;
   int saved = 0;
   GE_CHECK(ge_dn_prepare_begin(p, logsm ? "logsoftmax" : "softmax", &s, &saved));
-  dnnl_memory_desc_t x_u;
+  dnnl_memory_desc_t x_u, x_p;
   dnnl_primitive_desc_t pd = NULL;
   /* [outer, axis] when the softmax is over the innermost elements */
-  ge_status st = d3[2] == 1 ? ge_dn_md(p, &x_u, 2, d3, NULL) : ge_dn_md(p, &x_u, 3, d3, NULL);
+  int nd = d3[2] == 1 ? 2 : 3;
+  ge_status st = ge_dn_md(p, &x_u, nd, d3, NULL);
+  x_p = x_u;
+  if (st == GE_OK && cdt != dnnl_f32) st = ge_dn_md_dt(p, &x_p, nd, d3, NULL, cdt);
   if (st == GE_OK) {
     dnnl_softmax_desc_t d;
     dnnl_logsoftmax_desc_t ld;
-    dnnl_status_t ds = logsm ? dnnl_logsoftmax_forward_desc_init(&ld, dnnl_forward_inference, &x_u, 1)
-                             : dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &x_u, 1);
+    dnnl_status_t ds = logsm ? dnnl_logsoftmax_forward_desc_init(&ld, dnnl_forward_inference, &x_p, 1)
+                             : dnnl_softmax_forward_desc_init(&d, dnnl_forward_inference, &x_p, 1);
     if (ds != dnnl_success)
       st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN softmax: descriptor rejected");
     else
       st = ge_dn_create(p, s, logsm ? (const_dnnl_op_desc_t)&ld : (const_dnnl_op_desc_t)&d, NULL, &pd);
+    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
   }
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &x_u, NULL, -1);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &x_u, NULL, -1);
   return finish(p, s, saved, pd, st, state);
 }
 
-static ge_status softmax_prepare(const ge_prepare_ctx *p, void **state) { return softmax_prepare_impl(p, state, false); }
-static ge_status logsoftmax_prepare(const ge_prepare_ctx *p, void **state) { return softmax_prepare_impl(p, state, true); }
+static ge_status softmax_impl_dt(const ge_prepare_ctx *p, void **state, int logsm, dnnl_data_type_t cdt) {
+  return softmax_prepare_impl(p, state, logsm != 0, cdt);
+}
+static ge_status softmax_prepare(const ge_prepare_ctx *p, void **state) { return ge_dn_lowp_prepare(p, state, softmax_impl_dt, 0); }
+static ge_status logsoftmax_prepare(const ge_prepare_ctx *p, void **state) { return ge_dn_lowp_prepare(p, state, softmax_impl_dt, 1); }
 
 /* ------------------------------------------------------------------ table */
 
@@ -643,6 +728,7 @@ const ge_kernel_def ge_fast_kernels_dnnl[] = {
     {"", "LayerNormalization", 17, 0, DN_K(ln_prepare)},
     {"", "Softmax", 1, 0, DN_K(softmax_prepare)},
     {"", "LogSoftmax", 1, 0, DN_K(logsoftmax_prepare)},
+    {"", "Concat", 4, 0, DN_K(ge_dn_concat_prepare)},
     {GE_FUSED_DOMAIN, "FusedConv", 1, 0, DN_K(fconv_prepare)},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, DN_K(fgemm_prepare)},
     {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K(fmatmul_prepare)},

@@ -2,13 +2,38 @@
  * design notes at the top of dnnl.c. */
 #include <dlfcn.h>
 #include <float.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/dnnl/dnnl_layout.h"
 #include "backend/cpu/dnnl/dnnl_prim.h"
 #include "ops/fused.h"
 
 #define DN_ALIGN 64
+
+struct ge_dn_cache {
+  pthread_mutex_t mu;
+  void *buf;
+  size_t cap;
+};
+
+static ge_dn_cache *dn_cache_new(void) {
+  ge_dn_cache *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  if (pthread_mutex_init(&c->mu, NULL) != 0) {
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+static void dn_cache_free(ge_dn_cache *c) {
+  if (!c) return;
+  pthread_mutex_destroy(&c->mu);
+  ge_aligned_free(c->buf);
+  free(c);
+}
 
 static const char *dn_status_name(dnnl_status_t st) {
   switch (st) {
@@ -102,8 +127,10 @@ ge_status ge_dn_prepare_begin(const ge_prepare_ctx *p, const char *what, ge_dn_s
   s->what = what;
   s->threads = p->intra_threads > 0 ? p->intra_threads : 1;
   dn_omp_lookup(&s->omp);
+  s->cache = dn_cache_new(); /* optional: without it every run allocates its buffer */
   dnnl_status_t st = dnnl_engine_create(&s->eng, dnnl_cpu, 0);
   if (st != dnnl_success) {
+    dn_cache_free(s->cache);
     free(s);
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: no CPU engine: %s", dn_status_name(st));
   }
@@ -166,9 +193,9 @@ ge_status ge_dn_create(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_op_de
   return GE_OK;
 }
 
-ge_status ge_dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_primitive_desc_t pd,
-                        int arg, ge_dn_kind kind, int index, const dnnl_memory_desc_t *user_md,
-                        const ge_tensor *value, int sum_input) {
+static ge_status dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_primitive_desc_t pd,
+                            int arg, ge_dn_kind kind, int index, const dnnl_memory_desc_t *user_md,
+                            const ge_tensor *value, int sum_input, const dnnl_memory_desc_t *sum_md) {
   if (s->n_args >= GE_DN_MAX_ARGS)
     return ge_prepare_fail(p, GE_ERR_INTERNAL, "oneDNN: %s: too many arguments", s->what);
   ge_dn_arg *a = &s->args[s->n_args];
@@ -187,6 +214,8 @@ ge_status ge_dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_prim
   a->user_bytes = dnnl_memory_desc_get_size(&a->user_md);
   a->prim_bytes = dnnl_memory_desc_get_size(&a->prim_md);
   a->same = dnnl_memory_desc_equal(&a->user_md, &a->prim_md) != 0;
+  a->sum_md = sum_md ? *sum_md : a->user_md;
+  a->sum_same = dnnl_memory_desc_equal(&a->sum_md, &a->prim_md) != 0;
   s->n_args++; /* from here on release() owns what we create */
   if (kind == GE_DN_TEMP) {
     a->same = false;
@@ -239,10 +268,25 @@ ge_status ge_dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_prim
                              dn_status_name(st));
     return GE_OK;
   }
-  if (a->same) return GE_OK;
-  if (kind == GE_DN_IN || sum_input >= 0) GE_CHECK(dn_reorder(p, s, &a->user_md, &a->prim_md, &a->to_prim));
-  if (kind == GE_DN_OUT) GE_CHECK(dn_reorder(p, s, &a->prim_md, &a->user_md, &a->from_prim));
+  if (kind == GE_DN_IN) {
+    if (!a->same) GE_CHECK(dn_reorder(p, s, &a->user_md, &a->prim_md, &a->to_prim));
+    return GE_OK;
+  }
+  if (sum_input >= 0 && !a->sum_same) GE_CHECK(dn_reorder(p, s, &a->sum_md, &a->prim_md, &a->to_prim));
+  if (!a->same) GE_CHECK(dn_reorder(p, s, &a->prim_md, &a->user_md, &a->from_prim));
   return GE_OK;
+}
+
+ge_status ge_dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_primitive_desc_t pd,
+                        int arg, ge_dn_kind kind, int index, const dnnl_memory_desc_t *user_md,
+                        const ge_tensor *value, int sum_input) {
+  return dn_add_arg(p, s, pd, arg, kind, index, user_md, value, sum_input, NULL);
+}
+
+ge_status ge_dn_add_out_sum(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_primitive_desc_t pd,
+                            int arg, int index, const dnnl_memory_desc_t *user_md, int sum_input,
+                            const dnnl_memory_desc_t *sum_md) {
+  return dn_add_arg(p, s, pd, arg, GE_DN_OUT, index, user_md, NULL, sum_input, sum_input >= 0 ? sum_md : NULL);
 }
 
 void ge_dn_release(void *state) {
@@ -255,6 +299,8 @@ void ge_dn_release(void *state) {
   }
   if (s->prim) dnnl_primitive_destroy(s->prim);
   if (s->eng) dnnl_engine_destroy(s->eng);
+  if (s->fb) ge_dn_fallback_release(s->fb);
+  dn_cache_free(s->cache);
   free(s);
 }
 
@@ -269,6 +315,7 @@ static dnnl_status_t dn_exec_reorder(dnnl_primitive_t r, dnnl_stream_t stream, d
    one plan share nothing mutable; oneDNN primitives are safe to execute concurrently. */
 ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
   const ge_dn_state *s = state;
+  if (s->fb) return ge_dn_fallback_run(s, ctx);
   size_t off[GE_DN_MAX_ARGS];
   size_t total = dn_round(s->scratch_bytes);
   for (size_t i = 0; i < s->n_args; i++) {
@@ -295,7 +342,23 @@ ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
     if (total > SIZE_MAX - r) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "oneDNN %s: buffer size overflows", s->what);
     total += r;
   }
-  char *buf = ge_aligned_alloc(total ? total : 1);
+  /* the state's cached buffer when no other run holds it, else one of our own */
+  char *buf = NULL;
+  bool cached = false;
+  if (s->cache && pthread_mutex_trylock(&s->cache->mu) == 0) {
+    if (s->cache->cap < total || !s->cache->buf) {
+      ge_aligned_free(s->cache->buf);
+      s->cache->buf = ge_aligned_alloc(total ? total : 1);
+      s->cache->cap = s->cache->buf ? total : 0;
+    }
+    if (s->cache->buf) {
+      buf = s->cache->buf;
+      cached = true;
+    } else {
+      pthread_mutex_unlock(&s->cache->mu);
+    }
+  }
+  if (!buf) buf = ge_aligned_alloc(total ? total : 1);
   if (!buf) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "oneDNN %s: out of memory (%zu bytes)", s->what, total);
 
   int threads = ctx->threads > 0 ? ctx->threads : s->threads;
@@ -330,11 +393,12 @@ ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
     if (a->kind == GE_DN_IN && !a->same) st = dn_exec_reorder(a->to_prim, stream, user_mem[i], pm, scratch);
     if (a->kind == GE_DN_OUT && a->sum_input >= 0) {
       void *sum = ctx->in[a->sum_input]->data;
-      if (a->same) {
-        if (sum != user) memmove(user, sum, a->user_bytes);
+      if (a->sum_same) {
+        void *dst = a->same ? user : (void *)(buf + off[i]);
+        if (sum != dst) memmove(dst, sum, a->prim_bytes);
       } else {
         dnnl_memory_t sm = NULL;
-        st = dnnl_memory_create(&sm, &a->user_md, s->eng, sum);
+        st = dnnl_memory_create(&sm, &a->sum_md, s->eng, sum);
         if (st == dnnl_success) st = dn_exec_reorder(a->to_prim, stream, sm, pm, scratch);
         if (st == dnnl_success) st = dnnl_stream_wait(stream);
         if (sm) dnnl_memory_destroy(sm);
@@ -362,7 +426,10 @@ ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
   if (scratch) dnnl_memory_destroy(scratch);
   if (stream) dnnl_stream_destroy(stream);
   dn_threads_leave(&s->omp, prev, threads);
-  ge_aligned_free(buf);
+  if (cached)
+    pthread_mutex_unlock(&s->cache->mu);
+  else
+    ge_aligned_free(buf);
   if (st != dnnl_success)
     return ge_kctx_fail(ctx, GE_ERR_INTERNAL, "oneDNN %s: execution failed: %s", s->what, dn_status_name(st));
   return GE_OK;

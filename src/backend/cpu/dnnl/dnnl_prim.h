@@ -33,7 +33,16 @@ typedef struct ge_dn_arg {
   dnnl_primitive_t to_prim;       /* user -> prim (inputs; outputs with a sum input) */
   dnnl_primitive_t from_prim;     /* prim -> user (outputs) */
   void *packed;                   /* GE_DN_CONST */
+  dnnl_memory_desc_t sum_md;      /* GE_DN_OUT with a sum input: how that input is stored */
+  bool sum_same;                  /* sum_md == prim_md: copied, no reorder */
 } ge_dn_arg;
+
+/* A reference kernel run with layout conversions (see dnnl_layout.h). */
+typedef struct ge_dn_fallback ge_dn_fallback;
+
+/* Per-run buffer kept between runs (scratchpad and reordered activations): one run at a time
+   uses it (try-lock); a concurrent run of the same plan allocates its own. */
+typedef struct ge_dn_cache ge_dn_cache;
 
 /* omp_set_num_threads / omp_get_max_threads of the OpenMP runtime oneDNN is built with,
    looked up at prepare time (NULL when oneDNN uses another runtime). */
@@ -51,6 +60,8 @@ typedef struct ge_dn_state {
   ge_dn_arg args[GE_DN_MAX_ARGS];
   size_t scratch_bytes;           /* max over the primitive and its reorders */
   const char *what;               /* "convolution", ... for messages */
+  ge_dn_fallback *fb;             /* non-NULL: a wrapped reference kernel (no primitive) */
+  ge_dn_cache *cache;             /* owned; NULL when it could not be allocated */
 } ge_dn_state;
 
 /* Creates a state with its engine; sets the calling thread's OpenMP thread count to
@@ -69,6 +80,12 @@ ge_status ge_dn_create(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_op_de
 ge_status ge_dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_primitive_desc_t pd,
                         int arg, ge_dn_kind kind, int index, const dnnl_memory_desc_t *user_md,
                         const ge_tensor *value, int sum_input);
+
+/* Like ge_dn_add_arg(.., GE_DN_OUT, index, user_md, NULL, sum_input) where the sum input is
+   stored as sum_md (it may differ from the output's user_md: channels-last vs plain). */
+ge_status ge_dn_add_out_sum(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_primitive_desc_t pd,
+                            int arg, int index, const dnnl_memory_desc_t *user_md, int sum_input,
+                            const dnnl_memory_desc_t *sum_md);
 
 ge_status ge_dn_run(const void *state, ge_kctx *ctx);
 void ge_dn_release(void *state);

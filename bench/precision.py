@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Precision modes: speed of ge in bf16 (or another mode) against ge fp32 and onnxruntime fp32,
+and the agreement of the lower precision with ge's own fp32 results on random inputs.
+
+    .venv/bin/python bench/precision.py [--models tests/models/out] [--only resnet50,bert_base]
+        [--precision bf16|mixed_bf16|fp16|mixed_fp16] [--threads 2] [--iters 10] [--warmup 2]
+        [--n 1000] [--batch 8] [--seq 128] [--no-speed] [--no-agreement] [--json F]
+
+Speed: batch 1 (the benchmark inputs saved next to each model), median and p90 of --iters runs
+after --warmup, all three engines at --threads intra-op threads, in this one process.
+Agreement: --n random inputs (default 1000, as issue 6 asks) in batches of --batch through ge fp32
+and ge in --precision:
+  CNN (resnet50, mobilenetv2, googlenet): top-1 agreement (target >= 99%), and the mean cosine
+      similarity of the logits;  inputs: standard normal images [B,3,224,224].
+  BERT (bert_base): the cosine similarity of last_hidden_state per input (target >= 0.999:
+      the minimum and the mean are printed);  inputs: uniform random token ids, full mask,
+      sequence length --seq.
+Targets (issue 6): ge bf16 at least 3x faster than onnxruntime fp32 on resnet50 and bert_base;
+the ratio ort/ge is printed.  On 2 shared cores 1,000 BERT inputs take minutes: --n 50 for a quick
+look.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+CNNS = {"resnet50", "mobilenetv2", "googlenet"}
+BERTS = {"bert_base"}
+
+
+def percentile(xs, q):
+    xs = sorted(xs)
+    k = (len(xs) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def timeit(run, iters, warmup):
+    for _ in range(warmup):
+        run()
+    ts = []
+    for _ in range(iters):
+        t = time.perf_counter()
+        run()
+        ts.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(ts), percentile(ts, 0.9)
+
+
+def ge_session(path, threads, precision):
+    import ge
+    return ge.InferenceSession(path, threads=threads, precision=precision)
+
+
+def ort_session(path, threads):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def saved_feeds(path, sess):
+    d = path[:-len(".onnx")] + ".inputs"
+    return {i.name: np.load(os.path.join(d, i.name + ".npy")) for i in sess.get_inputs()}
+
+
+def speed(path, a):
+    res = {}
+    engines = [("ge_" + a.precision, lambda: ge_session(path, a.threads, a.precision)),
+               ("ge_fp32", lambda: ge_session(path, a.threads, "fp32")),
+               ("ort_fp32", lambda: ort_session(path, a.threads))]
+    for name, make in engines:
+        t0 = time.perf_counter()
+        s = make()
+        feeds = saved_feeds(path, s)
+        s.run(None, feeds)
+        first = (time.perf_counter() - t0) * 1e3
+        med, p90 = timeit(lambda: s.run(None, feeds), a.iters, a.warmup)
+        res[name] = {"median_ms": med, "p90_ms": p90, "first_ms": first}
+        del s
+    return res
+
+
+def vocab_size(path):
+    import onnx
+    m = onnx.load(path, load_external_data=True)
+    inits = {t.name: t for t in m.graph.initializer}
+    for n in m.graph.node:
+        if n.op_type == "Gather" and len(n.input) > 1 and n.input[1] == "input_ids" and n.input[0] in inits:
+            return int(inits[n.input[0]].dims[0])
+    return 1000
+
+
+def agreement(model, path, a):
+    ref = ge_session(path, a.threads, "fp32")
+    low = ge_session(path, a.threads, a.precision)
+    rng = np.random.default_rng(a.seed)
+    done = 0
+    t0 = time.perf_counter()
+    if model in BERTS:
+        vocab = vocab_size(path)
+        names = [i.name for i in ref.get_inputs()]
+        cos = []
+        while done < a.n:
+            b = min(a.batch, a.n - done)
+            feeds = {}
+            for nm in names:
+                if "mask" in nm:
+                    feeds[nm] = np.ones((b, a.seq), np.int64)
+                elif "type" in nm:
+                    feeds[nm] = np.zeros((b, a.seq), np.int64)
+                else:
+                    feeds[nm] = rng.integers(0, vocab, (b, a.seq), dtype=np.int64)
+            r = ref.run(None, feeds)[0].reshape(b, -1).astype(np.float64)
+            y = low.run(None, feeds)[0].reshape(b, -1).astype(np.float64)
+            c = (r * y).sum(1) / (np.linalg.norm(r, axis=1) * np.linalg.norm(y, axis=1))
+            cos.extend(c.tolist())
+            done += b
+        return {"inputs": done, "cos_min": float(np.min(cos)), "cos_mean": float(np.mean(cos)),
+                "target_met": bool(np.min(cos) >= 0.999), "seconds": time.perf_counter() - t0}
+    name = ref.get_inputs()[0].name
+    agree = 0
+    cos = []
+    # The ceiling of any bf16 computation on this model: ge fp32 on the inputs rounded to bf16
+    # (a 0.2% perturbation) against ge fp32 on the exact inputs, over the first --ceiling inputs.
+    # Models with random weights amplify such perturbations far more than trained ones do.
+    ceil_agree = ceil_done = 0
+    while done < a.n:
+        b = min(a.batch, a.n - done)
+        x = rng.standard_normal((b, 3, 224, 224)).astype(np.float32)
+        r = ref.run(None, {name: x})[0].reshape(b, -1).astype(np.float64)
+        y = low.run(None, {name: x})[0].reshape(b, -1).astype(np.float64)
+        agree += int((r.argmax(1) == y.argmax(1)).sum())
+        if ceil_done < a.ceiling:
+            xb = ((x.view(np.uint32) + np.uint32(0x7FFF) + ((x.view(np.uint32) >> 16) & 1)) & np.uint32(0xFFFF0000)).view(np.float32)
+            rb = ref.run(None, {name: xb})[0].reshape(b, -1)
+            ceil_agree += int((r.argmax(1) == rb.argmax(1)).sum())
+            ceil_done += b
+        cos.extend(((r * y).sum(1) / (np.linalg.norm(r, axis=1) * np.linalg.norm(y, axis=1))).tolist())
+        done += b
+    return {"inputs": done, "top1_agreement": agree / done, "cos_mean": float(np.mean(cos)),
+            "target_met": bool(agree / done >= 0.99), "seconds": time.perf_counter() - t0,
+            "fp32_bf16_input_top1": ceil_agree / ceil_done if ceil_done else None, "ceiling_inputs": ceil_done}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=os.path.join(ROOT, "tests", "models", "out"))
+    ap.add_argument("--only", default="resnet50,bert_base")
+    ap.add_argument("--precision", default="bf16")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--n", type=int, default=1000, help="random inputs for the agreement (default 1000)")
+    ap.add_argument("--batch", type=int, default=8, help="batch size of the agreement runs")
+    ap.add_argument("--seq", type=int, default=128, help="BERT sequence length of the agreement runs")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ceiling", type=int, default=64,
+                    help="CNN inputs on which to measure fp32 with bf16-rounded inputs (0: skip)")
+    ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--no-agreement", action="store_true")
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", str(a.threads))
+    out = {}
+    for model in [m for m in a.only.split(",") if m]:
+        path = os.path.join(a.models, model + ".onnx")
+        if not os.path.exists(path):
+            print("%s: %s is missing (generate the models: make models)" % (model, path))
+            continue
+        out[model] = {}
+        if not a.no_speed:
+            sp = speed(path, a)
+            out[model]["speed"] = sp
+            low, f32, ort = sp["ge_" + a.precision], sp["ge_fp32"], sp["ort_fp32"]
+            print("%-12s speed (batch 1, %d threads, median/p90 ms): ge %s %.1f/%.1f | ge fp32 %.1f/%.1f | "
+                  "ort fp32 %.1f/%.1f | ort/ge-%s %.2fx (target >= 3x) | ge fp32/ge-%s %.2fx"
+                  % (model, a.threads, a.precision, low["median_ms"], low["p90_ms"], f32["median_ms"],
+                     f32["p90_ms"], ort["median_ms"], ort["p90_ms"], a.precision,
+                     ort["median_ms"] / low["median_ms"], a.precision, f32["median_ms"] / low["median_ms"]),
+                  flush=True)
+        if not a.no_agreement and (model in CNNS or model in BERTS):
+            ag = agreement(model, path, a)
+            out[model]["agreement"] = ag
+            if model in BERTS:
+                print("%-12s agreement (%s vs ge fp32, %d inputs, seq %d): cosine min %.6f mean %.6f "
+                      "(target >= 0.999: %s) [%.0f s]"
+                      % (model, a.precision, ag["inputs"], a.seq, ag["cos_min"], ag["cos_mean"],
+                         "met" if ag["target_met"] else "NOT met", ag["seconds"]), flush=True)
+            else:
+                print("%-12s agreement (%s vs ge fp32, %d inputs): top-1 %.2f%% (target >= 99%%: %s), "
+                      "logit cosine mean %.6f [%.0f s]"
+                      % (model, a.precision, ag["inputs"], 100 * ag["top1_agreement"],
+                         "met" if ag["target_met"] else "NOT met", ag["cos_mean"], ag["seconds"]), flush=True)
+                if ag["fp32_bf16_input_top1"] is not None:
+                    print("%-12s   ceiling: ge fp32 with the inputs rounded to bf16 agrees with ge fp32 on "
+                          "%.2f%% of %d inputs (the model's own sensitivity)"
+                          % (model, 100 * ag["fp32_bf16_input_top1"], ag["ceiling_inputs"]), flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+/* Lower-precision compute mode of the oneDNN kernels (bf16 / fp16 with float32 in and out).
+ *
+ * The precision pass (src/passes/precision.c) marks a float32 node with the string attribute
+ * "ge_compute_precision" = "bf16" | "fp16".  A oneDNN kernel that honours it builds its
+ * primitive with source and weights in that data type and a float32 destination (one
+ * primitive on AMX / AVX512-BF16); ge_dn_add_arg's reorders then convert the float32 inputs
+ * per run and the constant weights once, at prepare.  Where the processor or oneDNN cannot do
+ * it fast (bf16 needs AVX512-BF16 or AMX-BF16; a reference implementation is refused), the
+ * kernel prepares in float32 instead and a one-time note goes to stderr. */
+#ifndef GE_BACKEND_CPU_DNNL_LOWP_H
+#define GE_BACKEND_CPU_DNNL_LOWP_H
+
+#include "backend/cpu/dnnl/dnnl_prim.h"
+
+/* Same string as GE_PRECISION_ATTR in passes/pass.h (backends do not include passes/). */
+#define GE_DN_PRECISION_ATTR "ge_compute_precision"
+
+/* The data type node p should compute in: dnnl_bf16 / dnnl_f16 when marked and the processor
+   can (bf16: AVX512-BF16 or AMX as oneDNN sees it, DNNL_MAX_CPU_ISA included), else dnnl_f32. */
+dnnl_data_type_t ge_dn_lowp_dt(const ge_prepare_ctx *p);
+
+/* Like ge_dn_md / ge_dn_md_any with data type dt. */
+ge_status ge_dn_md_dt(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims, const int64_t *dims,
+                      const int64_t *strides, dnnl_data_type_t dt);
+ge_status ge_dn_md_any_dt(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims,
+                          const int64_t *dims, dnnl_data_type_t dt);
+
+/* After ge_dn_create in a lower-precision mode: GE_ERR_UNSUPPORTED when oneDNN picked a
+   reference (slow) implementation. */
+ge_status ge_dn_lowp_check(const ge_prepare_ctx *p, const_dnnl_primitive_desc_t pd, dnnl_data_type_t dt);
+
+/* Runs impl(p, state, flags, dt) with the node's lower-precision data type, and again in
+   float32 when that declines (GE_ERR_UNSUPPORTED); notes the fallback once per process. */
+typedef ge_status (*ge_dn_impl_fn)(const ge_prepare_ctx *p, void **state, int flags, dnnl_data_type_t dt);
+ge_status ge_dn_lowp_prepare(const ge_prepare_ctx *p, void **state, ge_dn_impl_fn impl, int flags);
+
+#endif
