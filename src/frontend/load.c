@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,12 +35,15 @@ static model_format detect_format(const uint8_t *p, size_t size) {
   }
 }
 
+/* `drop(drop_ctx)` (may be NULL) is called by the ONNX importer as soon as the bytes are
+   unpacked; the caller releases them afterwards when it was not called. */
 static ge_status load_any(const void *data, size_t size, const char *label, const char *base_dir,
+                          void (*trim)(void *ctx), void (*drop)(void *ctx), void *drop_ctx,
                           ge_graph **out) {
   if (size == 0) return ge_error(GE_ERR_PARSE, "%s: empty file, not a model", label);
   switch (detect_format(data, size)) {
     case FMT_ONNX:
-      return ge_onnx_import(data, size, label, base_dir, out);
+      return ge_onnx_import_ex(data, size, label, base_dir, trim, drop, drop_ctx, out);
     case FMT_TF_GRAPHDEF:
       return ge_error(GE_ERR_UNSUPPORTED,
                       "%s: looks like a TensorFlow GraphDef; TensorFlow GraphDef import is not "
@@ -64,12 +68,37 @@ ge_status ge_graph_load_buffer(const void *data, size_t size, const char *base_d
   if (!data && size)
     return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_graph_load_buffer: data is NULL");
   static const uint8_t empty[1] = {0};
-  return load_any(data ? data : empty, size, "<memory>", base_dir, out);
+  return load_any(data ? data : empty, size, "<memory>", base_dir, NULL, NULL, NULL, out);
 }
 
-static ge_status read_file(const char *path, uint8_t **data, size_t *size) {
-  *data = NULL;
-  *size = 0;
+/* The model file's bytes: mapped read-only (pages come from the page cache and are not copied),
+   or read into memory when it cannot be mapped. */
+typedef struct file_bytes {
+  uint8_t *data;
+  size_t size;
+  bool mapped;   /* munmap, else free */
+  bool released;
+} file_bytes;
+
+static void file_bytes_release(void *ctx) {
+  file_bytes *f = ctx;
+  if (f->released) return;
+  f->released = true;
+  if (f->mapped)
+    munmap(f->data, f->size);
+  else
+    free(f->data);
+  f->data = NULL;
+}
+
+/* Discards the resident pages of a mapping (still readable: they come back from the file). */
+static void file_bytes_trim(void *ctx) {
+  file_bytes *f = ctx;
+  if (f->mapped && !f->released) (void)madvise(f->data, f->size, MADV_DONTNEED);
+}
+
+static ge_status read_file(const char *path, file_bytes *f) {
+  memset(f, 0, sizeof *f);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ge_error(GE_ERR_IO, "%s: cannot open model: %s", path, strerror(errno));
   struct stat sb;
@@ -82,6 +111,17 @@ static ge_status read_file(const char *path, uint8_t **data, size_t *size) {
     return ge_error(GE_ERR_IO, "%s: file too large", path);
   }
   size_t n = (size_t)sb.st_size;
+  if (n > 0) {
+    void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+      (void)madvise(m, n, MADV_SEQUENTIAL);
+      close(fd);
+      f->data = m;
+      f->size = n;
+      f->mapped = true;
+      return GE_OK;
+    }
+  }
   uint8_t *buf = malloc(n ? n : 1);
   if (!buf) {
     close(fd);
@@ -101,8 +141,8 @@ static ge_status read_file(const char *path, uint8_t **data, size_t *size) {
     got += (size_t)r;
   }
   close(fd);
-  *data = buf;
-  *size = got;
+  f->data = buf;
+  f->size = got;
   return GE_OK;
 }
 
@@ -146,12 +186,12 @@ ge_status ge_graph_load(const char *path, const ge_option *opts, size_t n_opts, 
     if (!dir) return ge_error(GE_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
     ext_dir = dir;
   }
-  uint8_t *data;
-  size_t size;
-  ge_status st = read_file(path, &data, &size);
+  file_bytes fb;
+  ge_status st = read_file(path, &fb);
   if (st == GE_OK) {
-    st = load_any(data, size, path, ext_dir, out);
-    free(data);
+    st = load_any(fb.data, fb.size, path, ext_dir, file_bytes_trim, file_bytes_release, &fb,
+                  out);
+    file_bytes_release(&fb);
   }
   free(dir);
   return st;

@@ -83,6 +83,11 @@ ge_status ge_graph_add_constant(ge_graph *g, const char *name, const ge_tensor *
                     gname(g), name);
   ge_tensor *copy;
   GE_CHECK(ge_tensor_clone(value, &copy));
+  ge_status sst = ge_tensor_make_shared(copy); /* clones of the graph share the values */
+  if (sst != GE_OK) {
+    ge_tensor_free(copy);
+    return sst;
+  }
   if (id < 0) {
     ge_status st = ge_graph_value(g, name, &id);
     if (st != GE_OK) {

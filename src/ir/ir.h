@@ -78,6 +78,15 @@ void ge_tensor_view(ge_tensor *dst, const ge_tensor *src);
 /* Create from a ge_shape (must be static). */
 ge_status ge_tensor_create_shape(ge_dtype dt, const ge_shape *s, ge_tensor **out);
 void ge_tensor_shape(const ge_tensor *t, ge_shape *out);
+/* Shared constant storage (weights read by several graph copies).  ge_tensor_make_shared turns
+   t's storage (owned or released by a callback) into a reference-counted block, in place; string
+   tensors are left as they are.  ge_tensor_share returns a new tensor struct on the same storage
+   when t is shared (one more reference; the storage goes when the last struct is freed), else a
+   deep copy as ge_tensor_clone.  Shared storage must be treated as read-only: a pass or kernel
+   that changes a constant's values works on a ge_tensor_clone. */
+ge_status ge_tensor_make_shared(ge_tensor *t);
+ge_status ge_tensor_share(const ge_tensor *t, ge_tensor **out);
+bool ge_tensor_is_shared(const ge_tensor *t);
 /* A scalar read of element i as double / int64 (any numeric dtype, bool). */
 double ge_tensor_get_f64(const ge_tensor *t, size_t i);
 int64_t ge_tensor_get_i64(const ge_tensor *t, size_t i);
@@ -252,6 +261,8 @@ const char *ge_node_desc(const ge_node *n, char *buf, size_t cap);
 
 /* Known newest opset of ai.onnx that ge implements. */
 #define GE_ONNX_OPSET_MAX 28
-#define GE_ONNX_OPSET_MIN 7
+/* Oldest ai.onnx opset accepted.  Schemas cover the older versions where semantics match or
+   refuse them loudly (legacy broadcast with an axis, ops whose schemas start later). */
+#define GE_ONNX_OPSET_MIN 1
 
 #endif /* GE_IR_IR_H */

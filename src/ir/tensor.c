@@ -1,8 +1,10 @@
 /* Tensors: aligned storage, creation/wrapping with checked sizes, strings, clone, reads. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/dtype_lowp.h"
 #include "ir/ir.h"
 
 void *ge_aligned_alloc(size_t size) {
@@ -227,6 +229,57 @@ ge_status ge_tensor_clone(const ge_tensor *t, ge_tensor **out) {
   return GE_OK;
 }
 
+/* ------------------------------------------------------------------ shared storage */
+
+/* The reference-counted block behind shared tensors: the original storage and how to free it. */
+typedef struct shared_store {
+  atomic_size_t refs;
+  void *data;
+  void (*release)(void *data, void *ctx);
+  void *release_ctx;
+  bool owns;
+} shared_store;
+
+static void shared_release(void *data, void *ctx) {
+  (void)data;
+  shared_store *s = ctx;
+  if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
+  if (s->release) s->release(s->data, s->release_ctx);
+  if (s->owns) ge_aligned_free(s->data);
+  free(s);
+}
+
+bool ge_tensor_is_shared(const ge_tensor *t) { return t && t->release == shared_release; }
+
+ge_status ge_tensor_make_shared(ge_tensor *t) {
+  if (!t) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_make_shared: NULL tensor");
+  if (t->release == shared_release || t->dtype == GE_STRING) return GE_OK;
+  shared_store *s = malloc(sizeof *s);
+  if (!s) return ge_error(GE_ERR_OUT_OF_MEMORY, "ge_tensor_make_shared: out of memory");
+  atomic_init(&s->refs, 1);
+  s->data = t->data;
+  s->release = t->release;
+  s->release_ctx = t->release_ctx;
+  s->owns = t->owns;
+  t->release = shared_release;
+  t->release_ctx = s;
+  t->owns = false;
+  return GE_OK;
+}
+
+ge_status ge_tensor_share(const ge_tensor *t, ge_tensor **out) {
+  if (!out) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_share: out is NULL");
+  *out = NULL;
+  if (!t) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_share: NULL tensor");
+  if (t->release != shared_release) return ge_tensor_clone(t, out);
+  ge_tensor *c = malloc(sizeof *c);
+  if (!c) return ge_error(GE_ERR_OUT_OF_MEMORY, "ge_tensor_share: out of memory");
+  *c = *t;
+  atomic_fetch_add_explicit(&((shared_store *)t->release_ctx)->refs, 1, memory_order_relaxed);
+  *out = c;
+  return GE_OK;
+}
+
 ge_status ge_tensor_create_shape(ge_dtype dt, const ge_shape *s, ge_tensor **out) {
   if (out) *out = NULL;
   if (!s) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_create_shape: NULL shape");
@@ -263,7 +316,9 @@ double ge_tensor_get_f64(const ge_tensor *t, size_t i) {
   case GE_U32: return ((const uint32_t *)p)[i];
   case GE_U64: return (double)((const uint64_t *)p)[i];
   case GE_BOOL: return ((const uint8_t *)p)[i] ? 1.0 : 0.0;
-  default: return 0.0;
+  default:
+    if (ge_dtype_is_lowp(t->dtype)) return ge_lowp_to_f32(t->dtype, ((const uint8_t *)p)[i]);
+    return 0.0;
   }
 }
 
@@ -295,6 +350,9 @@ int64_t ge_tensor_get_i64(const ge_tensor *t, size_t i) {
     return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
   }
   case GE_BOOL: return ((const uint8_t *)p)[i] ? 1 : 0;
-  default: return 0;
+  default:
+    if (ge_dtype_is_lowp_int(t->dtype)) return ge_lowp_int_value(t->dtype, ((const uint8_t *)p)[i]);
+    if (ge_dtype_is_lowp(t->dtype)) return f64_to_i64(ge_lowp_to_f32(t->dtype, ((const uint8_t *)p)[i]));
+    return 0;
   }
 }

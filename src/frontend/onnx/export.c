@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/dtype_lowp.h"
 #include "frontend/onnx/onnx.h"
 #include "ge_onnx.pb-c.h"
 
@@ -73,6 +74,15 @@ static ge_status ex_tensor(ex *e, const ge_tensor *t, const char *name, GeOnnx__
       tp->string_data[i].data = (uint8_t *)(s && s[i] ? s[i] : "");
       tp->string_data[i].len = s && s[i] ? strlen(s[i]) : 0;
     }
+  } else if (ge_dtype_lowp_bits(t->dtype) < 8) { /* 4-bit and 2-bit: packed, as ONNX has them */
+    size_t fb = 0;
+    ge_dtype_packed_nbytes(t->dtype, t->numel, &fb);
+    uint8_t *pk = EX_ARR(e, uint8_t, fb ? fb : 1);
+    if (!pk) return ex_oom();
+    ge_lowp_pack(t->dtype, t->data, t->numel, pk);
+    tp->has_raw_data = 1;
+    tp->raw_data.len = fb;
+    tp->raw_data.data = pk;
   } else {
     tp->has_raw_data = 1;
     tp->raw_data.len = t->nbytes;

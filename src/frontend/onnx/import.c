@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +13,49 @@
 #include <unistd.h>
 
 #include "frontend/onnx/onnx.h"
+#include "ir/dtype_lowp.h"
 #include "ge_onnx.pb-c.h"
 
 typedef struct imp {
   const char *label;    /* file name for messages */
   const char *base_dir; /* external data directory, may be NULL */
+  bool steal_raw;       /* the message was unpacked with raw_alloc: large raw_data buffers are
+                           64-byte aligned and become the tensors' storage (no copy) */
 } imp;
+
+/* ------------------------------------------------------------------ protobuf-c allocator */
+
+/* Blocks of at least RAW_STEAL_MIN bytes are allocated 64-byte aligned (as ge_aligned_alloc),
+   so that a tensor can take a TensorProto's raw_data buffer over instead of copying it: the
+   weights of a model are then held once, not twice, while it is imported.  Every block is
+   freed with free(). */
+#define RAW_STEAL_MIN 4096
+
+typedef struct raw_alloc_ctx {
+  void (*trim)(void *ctx); /* may be NULL */
+  void *trim_ctx;
+} raw_alloc_ctx;
+
+static void *raw_alloc(void *ctx, size_t size) {
+  if (size < RAW_STEAL_MIN) return malloc(size ? size : 1);
+  /* A large block is a raw_data (or a repeated field) about to be copied out of the input:
+     let the caller drop the input pages read so far (a file mapping re-reads them on demand),
+     so that the file and its unpacked copy are not both resident. */
+  const raw_alloc_ctx *rc = ctx;
+  if (rc && rc->trim) rc->trim(rc->trim_ctx);
+  void *p = NULL;
+  return posix_memalign(&p, 64, size) == 0 ? p : NULL;
+}
+
+static void raw_free(void *ctx, void *p) {
+  (void)ctx;
+  free(p);
+}
+
+static void raw_release(void *data, void *ctx) {
+  (void)ctx;
+  free(data);
+}
 
 /* ------------------------------------------------------------------ small helpers */
 
@@ -251,6 +289,10 @@ static ge_status imp_tensor(const imp *im, const GeOnnx__TensorProto *tp, const 
   if (dt == GE_STRING) esz = 1; /* not meaningful for strings; checked by count below */
   if (ge_mul_overflow_size(numel, esz, &nbytes))
     return ge_error(GE_ERR_PARSE, "%s: tensor '%s' is too large", im->label, name);
+  /* 4-bit and 2-bit dtypes: ONNX packs them (fbytes in the file), ge keeps a byte each */
+  bool packed = ge_dtype_lowp_bits(dt) < 8;
+  size_t fbytes = nbytes;
+  if (packed) ge_dtype_packed_nbytes(dt, numel, &fbytes);
   bool external = tp->has_data_location &&
                   tp->data_location == GE_ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
   if (tp->has_data_location && !external &&
@@ -272,13 +314,21 @@ static ge_status imp_tensor(const imp *im, const GeOnnx__TensorProto *tp, const 
     src = SRC_EXT;
     have = numel;
     /* location, file and sizes are checked before the tensor is allocated */
-    GE_CHECK(read_external(im, tp, name, NULL, nbytes));
+    GE_CHECK(read_external(im, tp, name, NULL, fbytes));
   } else if (tp->has_raw_data) {
     src = SRC_RAW;
-    if (tp->raw_data.len != nbytes)
+    if (tp->raw_data.len != fbytes)
       return ge_error(GE_ERR_PARSE,
                       "%s: tensor '%s' (%s) has %zu bytes of raw_data but its dims need %zu",
-                      im->label, name, ge_dtype_name(dt), tp->raw_data.len, nbytes);
+                      im->label, name, ge_dtype_name(dt), tp->raw_data.len, fbytes);
+    have = numel;
+  } else if (packed) { /* int32_data holds the packed bytes, one per entry */
+    src = SRC_I32;
+    if (tp->n_int32_data != fbytes)
+      return ge_error(GE_ERR_PARSE,
+                      "%s: tensor '%s' (%s) has %zu int32_data entries but its %zu elements "
+                      "pack into %zu bytes",
+                      im->label, name, ge_dtype_name(dt), tp->n_int32_data, numel, fbytes);
     have = numel;
   } else {
     switch (dt) {
@@ -295,16 +345,45 @@ static ge_status imp_tensor(const imp *im, const GeOnnx__TensorProto *tp, const 
                     im->label, name, ge_dtype_name(dt), have, numel);
 
   ge_tensor *t;
-  ge_status st = ge_tensor_create(dt, tp->dims, tp->n_dims, &t);
+  ge_status st;
+  if (src == SRC_RAW && !packed && im->steal_raw && nbytes >= RAW_STEAL_MIN && tp->raw_data.data &&
+      ((uintptr_t)tp->raw_data.data & 63u) == 0) {
+    /* take the unpacked raw_data buffer over (the message is ours and freed after import) */
+    st = ge_tensor_wrap(dt, tp->dims, tp->n_dims, tp->raw_data.data, nbytes, raw_release, NULL,
+                        &t);
+    if (st != GE_OK) return ge_error_prefix(st, "%s: tensor '%s': ", im->label, name);
+    GeOnnx__TensorProto *mtp = (GeOnnx__TensorProto *)tp;
+    mtp->raw_data.data = NULL;
+    mtp->raw_data.len = 0;
+    mtp->has_raw_data = false;
+    if (dt == GE_BOOL) {
+      uint8_t *o = t->data;
+      for (size_t i = 0; i < numel; i++) o[i] = o[i] != 0;
+    }
+    *out = t;
+    return GE_OK;
+  }
+  st = ge_tensor_create(dt, tp->dims, tp->n_dims, &t);
   if (st != GE_OK) return ge_error_prefix(st, "%s: tensor '%s': ", im->label, name);
   void *d = t->data;
   switch (src) {
     case SRC_NONE: break;
     case SRC_RAW:
-      if (nbytes) memcpy(d, tp->raw_data.data, nbytes);
+      if (packed)
+        ge_lowp_unpack(dt, tp->raw_data.data, numel, d);
+      else if (nbytes)
+        memcpy(d, tp->raw_data.data, nbytes);
       break;
     case SRC_EXT:
-      st = read_external(im, tp, name, d, nbytes);
+      if (packed) { /* read the packed bytes, then spread them */
+        uint8_t *tmp = malloc(fbytes ? fbytes : 1);
+        if (!tmp) { st = oom(im); break; }
+        st = read_external(im, tp, name, tmp, fbytes);
+        if (st == GE_OK) ge_lowp_unpack(dt, tmp, numel, d);
+        free(tmp);
+      } else {
+        st = read_external(im, tp, name, d, nbytes);
+      }
       break;
     case SRC_F32:
       if (nbytes) memcpy(d, tp->float_data, nbytes);
@@ -331,6 +410,14 @@ static ge_status imp_tensor(const imp *im, const GeOnnx__TensorProto *tp, const 
         case GE_I8: { int8_t *o = d; for (size_t i = 0; i < numel; i++) o[i] = (int8_t)s[i]; } break;
         case GE_U8: { uint8_t *o = d; for (size_t i = 0; i < numel; i++) o[i] = (uint8_t)s[i]; } break;
         case GE_BOOL: { uint8_t *o = d; for (size_t i = 0; i < numel; i++) o[i] = s[i] != 0; } break;
+        case GE_F8E4M3FN: case GE_F8E4M3FNUZ: case GE_F8E5M2: case GE_F8E5M2FNUZ: case GE_F8E8M0:
+        case GE_U4: case GE_I4: case GE_F4E2M1: case GE_U2: case GE_I2: {
+          uint8_t *o = d;
+          unsigned bits = ge_dtype_lowp_bits(dt), per = 8 / bits, mask = (1u << bits) - 1u;
+          for (size_t i = 0; i < numel; i++)
+            o[i] = (uint8_t)(((uint32_t)s[i / per] >> (bits * (i % per))) & mask);
+          break;
+        }
         case GE_U16:
         case GE_F16:
         case GE_BF16: { uint16_t *o = d; for (size_t i = 0; i < numel; i++) o[i] = (uint16_t)((uint32_t)s[i] & 0xffffu); } break;
@@ -875,6 +962,11 @@ static ge_status imp_graph(const imp *im, const GeOnnx__GraphProto *gp, ge_graph
     st = sparse ? imp_sparse(im, gp->sparse_initializer[i - gp->n_initializer], name, &t)
                 : imp_tensor(im, tp, name, &t);
     if (st != GE_OK) goto fail;
+    /* weights are read-only: copies of the graph (a session's) share them */
+    if ((st = ge_tensor_make_shared(t)) != GE_OK) {
+      ge_tensor_free(t);
+      goto fail;
+    }
     int32_t id;
     st = ge_graph_value(g, name, &id);
     if (st != GE_OK) {
@@ -1123,15 +1215,30 @@ fail:
   return st;
 }
 
-ge_status ge_onnx_import(const void *data, size_t size, const char *label, const char *base_dir,
-                         ge_graph **out) {
+ge_status ge_onnx_import_ex(const void *data, size_t size, const char *label,
+                            const char *base_dir, void (*trim)(void *ctx),
+                            void (*drop)(void *ctx), void *drop_ctx, ge_graph **out) {
   *out = NULL;
-  imp im = {label ? label : "<memory>", base_dir};
-  GE_CHECK(ge_onnx_check_wire(data, size, im.label));
-  GeOnnx__ModelProto *mp = ge_onnx__model_proto__unpack(NULL, size, data);
+  imp im = {label ? label : "<memory>", base_dir, true};
+  ge_status st = ge_onnx_check_wire(data, size, im.label);
+  if (st != GE_OK) {
+    if (drop) drop(drop_ctx);
+    return st;
+  }
+  raw_alloc_ctx rc = {trim, drop_ctx};
+  ProtobufCAllocator alloc = {raw_alloc, raw_free, &rc};
+  GeOnnx__ModelProto *mp = ge_onnx__model_proto__unpack(&alloc, size, data);
+  /* the message holds copies of everything it needs: the input bytes can go now, before the
+     tensors are made */
+  if (drop) drop(drop_ctx);
   if (!mp)
     return ge_error(GE_ERR_PARSE, "%s: not a valid ONNX model (protobuf parse failed)", im.label);
-  ge_status st = imp_model(&im, mp, out);
-  ge_onnx__model_proto__free_unpacked(mp, NULL);
+  st = imp_model(&im, mp, out);
+  ge_onnx__model_proto__free_unpacked(mp, &alloc);
   return st;
+}
+
+ge_status ge_onnx_import(const void *data, size_t size, const char *label, const char *base_dir,
+                         ge_graph **out) {
+  return ge_onnx_import_ex(data, size, label, base_dir, NULL, NULL, NULL, out);
 }

@@ -21,6 +21,14 @@
    an error).  On failure *out is NULL and the message names `label`. */
 ge_status ge_onnx_import(const void *data, size_t size, const char *label,
                          const char *base_dir, ge_graph **out);
+/* The same for bytes the caller can release early (a mapped file): `trim(drop_ctx)` (may be
+   NULL) may be called any number of times while the bytes are unpacked, to discard resident
+   pages already read (the bytes must stay readable: a private file mapping re-reads them);
+   `drop(drop_ctx)` (may be NULL) is called once they have been unpacked, before the tensors are
+   made (whatever the outcome), and the bytes are not read after it. */
+ge_status ge_onnx_import_ex(const void *data, size_t size, const char *label,
+                            const char *base_dir, void (*trim)(void *ctx),
+                            void (*drop)(void *ctx), void *drop_ctx, ge_graph **out);
 
 /* Serializes g as an ONNX ModelProto into a malloc'd buffer (*out_data, freed by the caller
    with free()). */
