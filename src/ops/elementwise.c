@@ -166,6 +166,28 @@ static ge_status infer_binary(ge_infer_ctx *c) {
       return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT,
                            "attribute direction is '%s'; expected 'LEFT' or 'RIGHT'", d);
   }
+  /* Before opset 7 broadcasting was opt-in (broadcast=1) and input 1 was aligned at `axis` of
+     input 0; numpy (trailing) alignment agrees only when axis == rank(A) - rank(B). */
+  if (c->opset < 7 && ge_node_attr_int(c->node, "broadcast", 0) && ge_node_attr(c->node, "axis")) {
+    int64_t axis = ge_node_attr_int(c->node, "axis", 0);
+    int32_t ra = ge_infer_has_input(c, 0) ? c->in[0].type->shape.rank : GE_RANK_UNKNOWN;
+    int32_t rb = ge_infer_has_input(c, 1) ? c->in[1].type->shape.rank : GE_RANK_UNKNOWN;
+    if (ra != GE_RANK_UNKNOWN && axis < 0) axis += ra;
+    if (ra == GE_RANK_UNKNOWN || rb == GE_RANK_UNKNOWN || axis != (int64_t)ra - rb)
+      return ge_infer_fail(c, GE_ERR_UNSUPPORTED,
+                           "opset %lld broadcast of input 1 (rank %d) at axis %lld of input 0 "
+                           "(rank %d) is not numpy broadcasting and is not supported",
+                           (long long)c->opset, (int)rb, (long long)axis, (int)ra);
+  }
+  /* PRelu before opset 7: a slope of shape [C] is per channel (axis 1), as the kernel does */
+  if (c->opset < 7 && !strcmp(op, "PRelu") && ge_infer_has_input(c, 0) && ge_infer_has_input(c, 1)) {
+    const ge_shape *xs = &c->in[0].type->shape, *ss = &c->in[1].type->shape;
+    if (xs->rank > 2 && ss->rank == 1 && ss->dims[0] >= 0 && ss->dims[0] != 1 &&
+        ss->dims[0] == xs->dims[1]) {
+      ge_infer_set(c, 0, dt, xs);
+      return GE_OK;
+    }
+  }
   ge_shape s;
   GE_CHECK(bcast_inputs(c, 0, 2, &s));
   if (in && in->out == OUT_BOOL) dt = GE_BOOL;

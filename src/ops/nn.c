@@ -471,7 +471,7 @@ const ge_op_schema ge_schemas_nn[] = {
     {"", "GlobalAveragePool", 1, 0, 1, 1, 1, 1, infer_global_pool},
     {"", "GlobalMaxPool", 1, 0, 1, 1, 1, 1, infer_global_pool},
     {"", "GlobalLpPool", 2, 0, 1, 1, 1, 1, infer_global_pool},
-    {"", "BatchNormalization", 7, 0, 5, 5, 1, 5, infer_batchnorm},
+    {"", "BatchNormalization", 6, 0, 5, 5, 1, 5, infer_batchnorm}, /* 6: is_test (kernel) */
     {"", "InstanceNormalization", 6, 0, 3, 3, 1, 1, infer_instnorm},
     {"", "LayerNormalization", 17, 0, 2, 3, 1, 3, infer_layernorm},
     {"", "GroupNormalization", 18, 0, 3, 3, 1, 1, infer_groupnorm},

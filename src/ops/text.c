@@ -155,6 +155,68 @@ static ge_status infer_label_encoder(ge_infer_ctx *c) {
   return GE_OK;
 }
 
+/* ------------------------------------------------------------------ ArrayFeatureExtractor, Binarizer */
+
+static ge_status infer_array_feature_extractor(ge_infer_ctx *c) {
+  GE_CHECK(ge_infer_check_dtype(c, 0, (const ge_dtype[]){GE_F32, GE_F64, GE_I64, GE_I32, GE_STRING,
+                                                         GE_DTYPE_COUNT}));
+  GE_CHECK(ge_infer_check_dtype(c, 1, (const ge_dtype[]){GE_I64, GE_DTYPE_COUNT}));
+  ge_dtype dt = ge_infer_has_input(c, 0) ? c->in[0].type->dtype : GE_DTYPE_COUNT;
+  if (!tensor_rank_known(c, 0)) {
+    ge_infer_set(c, 0, dt, NULL);
+    return GE_OK;
+  }
+  const ge_shape *xs = &c->in[0].type->shape;
+  if (xs->rank < 1)
+    return ge_infer_fail(c, GE_ERR_SHAPE, "input 0 must have rank >= 1 (a scalar given)");
+  int64_t k = GE_DIM_UNKNOWN;
+  size_t nk;
+  if (tensor_rank_known(c, 1) && ge_shape_numel(&c->in[1].type->shape, &nk)) k = (int64_t)nk;
+  ge_shape s = *xs;
+  if (s.rank == 1) {
+    s.rank = 2;
+    s.dims[0] = 1;
+  }
+  s.dims[s.rank - 1] = k;
+  ge_infer_set(c, 0, dt, &s);
+  return GE_OK;
+}
+
+static ge_status infer_binarizer(ge_infer_ctx *c) {
+  GE_CHECK(ge_infer_check_dtype(c, 0, (const ge_dtype[]){GE_F32, GE_F64, GE_I64, GE_I32,
+                                                         GE_DTYPE_COUNT}));
+  ge_infer_copy(c, 0, 0);
+  return GE_OK;
+}
+
+/* ------------------------------------------------------------------ ImageDecoder */
+
+static ge_status infer_image_decoder(ge_infer_ctx *c) {
+  GE_CHECK(ge_infer_check_dtype(c, 0, (const ge_dtype[]){GE_U8, GE_DTYPE_COUNT}));
+  const char *fmt = ge_node_attr_string(c->node, "pixel_format", "RGB");
+  bool gray = !strcmp(fmt, "Grayscale");
+  if (!gray && strcmp(fmt, "RGB") && strcmp(fmt, "BGR"))
+    return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT,
+                         "pixel_format '%s' is not one of RGB, BGR, Grayscale", fmt);
+  ge_shape s = {.rank = 3, .dims = {GE_DIM_UNKNOWN, GE_DIM_UNKNOWN, gray ? 1 : 3}};
+  ge_infer_set(c, 0, GE_U8, &s);
+  return GE_OK;
+}
+
+/* ------------------------------------------------------------------ TreeEnsemble (ai.onnx.ml 5) */
+
+static ge_status infer_tree_ensemble(ge_infer_ctx *c) {
+  GE_CHECK(ge_infer_check_dtype(c, 0, (const ge_dtype[]){GE_F32, GE_F64, GE_F16, GE_DTYPE_COUNT}));
+  int64_t nt = ge_node_attr_int(c->node, "n_targets", 0);
+  if (nt < 1) return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "n_targets must be >= 1");
+  ge_dtype dt = ge_infer_has_input(c, 0) ? c->in[0].type->dtype : GE_DTYPE_COUNT;
+  ge_shape s = {.rank = 2, .dims = {GE_DIM_UNKNOWN, nt}};
+  if (tensor_rank_known(c, 0) && c->in[0].type->shape.rank >= 1)
+    s.dims[0] = c->in[0].type->shape.dims[0];
+  ge_infer_set(c, 0, dt, &s);
+  return GE_OK;
+}
+
 const ge_op_schema ge_schemas_text[] = {
     {"", "StringNormalizer", 10, 0, 1, 1, 1, 1, infer_string_normalizer},
     {"", "StringConcat", 20, 0, 2, 2, 1, 1, infer_string_concat},
@@ -162,5 +224,9 @@ const ge_op_schema ge_schemas_text[] = {
     {"", "RegexFullMatch", 20, 0, 1, 1, 1, 1, infer_regex_full_match},
     {"", "TfIdfVectorizer", 9, 0, 1, 1, 1, 1, infer_tfidf},
     {"ai.onnx.ml", "LabelEncoder", 1, 0, 1, 1, 1, 1, infer_label_encoder},
+    {"ai.onnx.ml", "ArrayFeatureExtractor", 1, 0, 2, 2, 1, 1, infer_array_feature_extractor},
+    {"ai.onnx.ml", "Binarizer", 1, 0, 1, 1, 1, 1, infer_binarizer},
+    {"", "ImageDecoder", 20, 0, 1, 1, 1, 1, infer_image_decoder},
+    {"ai.onnx.ml", "TreeEnsemble", 5, 0, 1, 1, 1, 1, infer_tree_ensemble},
     {0},
 };

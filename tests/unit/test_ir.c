@@ -559,7 +559,7 @@ static void test_graph_builder(void **state) {
   assert_string_equal(g->nodes[4].domain, "");
   assert_int_equal(ge_graph_set_opset(g, "", 13), GE_OK);
   assert_int_equal(g->nodes[4].opset, 13);
-  assert_int_equal(ge_graph_set_opset(g, "", 3), GE_ERR_UNSUPPORTED);
+  assert_int_equal(ge_graph_set_opset(g, "", 0), GE_ERR_INVALID_ARGUMENT);
   assert_int_equal(ge_graph_set_opset(g, "", 99), GE_ERR_UNSUPPORTED);
   /* use counts */
   int32_t *uc = NULL;

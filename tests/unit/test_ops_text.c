@@ -355,11 +355,171 @@ static void test_label_encoder(void **unused) {
   ge_tensor_free(xf);
 }
 
+/* ------------------------------------------------------------------ ai.onnx.ml: ArrayFeatureExtractor, Binarizer, TreeEnsemble */
+
+static void test_ml_small_ops(void **unused) {
+  (void)unused;
+  int64_t d[] = {3, 4}, two = 2;
+  float xv[12];
+  for (int i = 0; i < 12; i++) xv[i] = (float)i;
+  ge_tensor *x = ge_test_tensor_f32(d, 2, xv);
+  ge_tensor *ix = ge_test_tensor_i64(&two, 1, (int64_t[]){3, 0});
+  ge_tensor *in[] = {x, ix}, *out = NULL;
+  run_ok("ai.onnx.ml::ArrayFeatureExtractor", 18, NULL, 0, in, 2, &out, 1);
+  ge_test_assert_shape(out, GE_F32, (int64_t[]){3, 2}, 2);
+  ge_test_assert_close(out, (float[]){3, 0, 7, 4, 11, 8}, 6, 0, 0);
+  ge_tensor_free(out);
+  ge_tensor_free(ix);
+  ix = ge_test_tensor_i64(&two, 1, (int64_t[]){4, 0});
+  in[1] = ix;
+  assert_int_equal(ge_test_run_node("ai.onnx.ml::ArrayFeatureExtractor", 18, NULL, 0, in, 2, &out, 1),
+                   GE_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(ge_last_error(), "test_node"));
+  ge_tensor_free(ix);
+  /* 1-D strings: output [1, k] */
+  int64_t three = 3, one = 1;
+  ge_tensor *xs = strs(&three, 1, (const char *[]){"a", "b", "c"});
+  ix = ge_test_tensor_i64(&one, 1, (int64_t[]){2});
+  in[0] = xs;
+  in[1] = ix;
+  run_ok("ai.onnx.ml::ArrayFeatureExtractor", 18, NULL, 0, in, 2, &out, 1);
+  ge_test_assert_shape(out, GE_STRING, (int64_t[]){1, 1}, 2);
+  assert_strs(out, (const char *[]){"c"}, 1);
+  ge_tensor_free(out);
+  ge_tensor_free(ix);
+  ge_tensor_free(xs);
+  /* Binarizer */
+  ge_attr th[] = {GE_ATTR_FLOAT("threshold", 5.0f)};
+  run_ok("ai.onnx.ml::Binarizer", 18, th, 1, &x, 1, &out, 1);
+  ge_test_assert_close(out, (float[]){0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1}, 12, 0, 0);
+  ge_tensor_free(out);
+  ge_tensor_free(x);
+}
+
+static void test_tree_ensemble(void **unused) {
+  (void)unused;
+  int64_t d[] = {3, 2}, three = 3, four = 4;
+  ge_tensor *x = ge_test_tensor_f32(d, 2, (float[]){1.2f, 3.4f, -0.12f, 1.66f, 4.14f, 1.77f});
+  ge_tensor *modes = ge_test_tensor_from_f32(GE_U8, &three, 1, (float[]){0, 0, 0});
+  ge_tensor *splits = ge_test_tensor_f64(&three, 1, (double[]){3.14, 1.2, 4.2});
+  ge_tensor *lw = ge_test_tensor_f64(&four, 1, (double[]){5.23, 12.12, -12.23, 7.21});
+  int64_t fl[] = {0, 1, 1}, fn[] = {2, 2, 3}, fi[] = {0, 0, 0}, tl[] = {0, 1, 1}, tn[] = {1, 0, 1};
+  int64_t lt[] = {0, 1, 0, 1}, roots[] = {0};
+  ge_attr a[] = {GE_ATTR_INT("aggregate_function", 1), GE_ATTR_INTS("leaf_targetids", lt, 4),
+                 GE_ATTR_TENSOR("leaf_weights", lw), GE_ATTR_INT("n_targets", 2),
+                 GE_ATTR_INTS("nodes_falseleafs", fl, 3), GE_ATTR_INTS("nodes_falsenodeids", fn, 3),
+                 GE_ATTR_INTS("nodes_featureids", fi, 3), GE_ATTR_TENSOR("nodes_modes", modes),
+                 GE_ATTR_TENSOR("nodes_splits", splits), GE_ATTR_INTS("nodes_trueleafs", tl, 3),
+                 GE_ATTR_INTS("nodes_truenodeids", tn, 3), GE_ATTR_INTS("tree_roots", roots, 1)};
+  ge_tensor *out = NULL;
+  run_ok("ai.onnx.ml::TreeEnsemble", 18, a, 12, &x, 1, &out, 1);
+  ge_test_assert_shape(out, GE_F32, (int64_t[]){3, 2}, 2);
+  ge_test_assert_close(out, (float[]){5.23f, 0, 5.23f, 0, 0, 12.12f}, 6, 1e-6f, 1e-6f);
+  ge_tensor_free(out);
+  /* a child index out of range is refused at prepare */
+  int64_t bad[] = {2, 2, 9};
+  a[5] = GE_ATTR_INTS("nodes_falsenodeids", bad, 3);
+  assert_int_equal(ge_test_run_node("ai.onnx.ml::TreeEnsemble", 18, a, 12, &x, 1, &out, 1),
+                   GE_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(ge_last_error(), "out of range"));
+  ge_tensor_free(x);
+  ge_tensor_free(modes);
+  ge_tensor_free(splits);
+  ge_tensor_free(lw);
+}
+
+/* ------------------------------------------------------------------ ImageDecoder */
+
+static void decode_case(const uint8_t *data, size_t n, const char *fmt, const int64_t *dims,
+                        const uint8_t *want) {
+  int64_t len = (int64_t)n;
+  ge_tensor *x = ge_test_tensor(GE_U8, &len, 1, data), *out = NULL;
+  ge_attr a[] = {GE_ATTR_STRING("pixel_format", fmt)};
+  run_ok("ImageDecoder", 20, a, 1, &x, 1, &out, 1);
+  ge_test_assert_shape(out, GE_U8, dims, 3);
+  assert_memory_equal(out->data, want, (size_t)(dims[0] * dims[1] * dims[2]));
+  ge_tensor_free(out);
+  ge_tensor_free(x);
+}
+
+static void test_image_decoder(void **unused) {
+  (void)unused;
+  /* 2x2 pixels: red, green / blue, white (top row first) */
+  const uint8_t rgb[] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255};
+  const uint8_t bgr[] = {0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255};
+  int64_t d3[] = {2, 2, 3}, d1[] = {2, 2, 1};
+  /* PNM P6 */
+  uint8_t pnm[64];
+  int hl = snprintf((char *)pnm, sizeof pnm, "P6\n# c\n2 2\n255\n");
+  memcpy(pnm + hl, rgb, 12);
+  decode_case(pnm, (size_t)hl + 12, "RGB", d3, rgb);
+  decode_case(pnm, (size_t)hl + 12, "BGR", d3, bgr);
+  decode_case(pnm, (size_t)hl + 12, "Grayscale", d1, (const uint8_t[]){76, 150, 29, 255});
+  /* 24-bit BMP, bottom-up rows padded to 8 bytes */
+  uint8_t bmp[54 + 16] = {'B', 'M'};
+  bmp[10] = 54, bmp[14] = 40, bmp[18] = 2, bmp[22] = 2, bmp[26] = 1, bmp[28] = 24;
+  const uint8_t rows[16] = {255, 0, 0, 255, 255, 255, 0, 0, /* bottom: blue, white */
+                            0, 0, 255, 0, 255, 0, 0, 0};    /* top: red, green */
+  memcpy(bmp + 54, rows, 16);
+  decode_case(bmp, sizeof bmp, "RGB", d3, rgb);
+  /* little-endian uncompressed TIFF, one strip */
+  uint8_t tif[8 + 2 + 8 * 12 + 4 + 12] = {'I', 'I', 42, 0, 8, 0, 0, 0, 8, 0};
+  const uint16_t tags[8][2] = {{256, 2}, {257, 2}, {258, 8}, {259, 1},
+                               {262, 2}, {273, 110}, {277, 3}, {279, 12}};
+  for (int i = 0; i < 8; i++) {
+    uint8_t *e = tif + 10 + i * 12;
+    e[0] = (uint8_t)tags[i][0], e[1] = (uint8_t)(tags[i][0] >> 8);
+    e[2] = 3, e[4] = 1; /* SHORT x 1 */
+    e[8] = (uint8_t)tags[i][1], e[9] = (uint8_t)(tags[i][1] >> 8);
+  }
+  memcpy(tif + 110, rgb, 12);
+  decode_case(tif, sizeof tif, "RGB", d3, rgb);
+  /* PNG, Sub and Up filters: zlib stored block, then fixed Huffman codes */
+  static const uint8_t png_stored[] = {
+      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
+      0x52, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xfd,
+      0xd4, 0x9a, 0x73, 0x00, 0x00, 0x00, 0x19, 0x49, 0x44, 0x41, 0x54, 0x78, 0x01, 0x01, 0x0e,
+      0x00, 0xf1, 0xff, 0x01, 0xff, 0x00, 0x00, 0x01, 0xff, 0x00, 0x02, 0x01, 0x00, 0xff, 0xff,
+      0x00, 0xff, 0x1e, 0x1c, 0x05, 0x01, 0xac, 0x7e, 0x19, 0x56, 0x00, 0x00, 0x00, 0x00, 0x49,
+      0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82};
+  static const uint8_t png_fixed[] = {
+      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
+      0x52, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xfd,
+      0xd4, 0x9a, 0x73, 0x00, 0x00, 0x00, 0x16, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xfc,
+      0xcf, 0xc0, 0xc0, 0xf8, 0x9f, 0x81, 0x89, 0x91, 0xe1, 0xff, 0x7f, 0x86, 0xff, 0x00, 0x1e,
+      0x1c, 0x05, 0x01, 0x39, 0x9a, 0x43, 0x30, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44,
+      0xae, 0x42, 0x60, 0x82};
+  decode_case(png_stored, sizeof png_stored, "RGB", d3, rgb);
+  decode_case(png_fixed, sizeof png_fixed, "BGR", d3, bgr);
+  /* a corrupt PNG stream is an error, not a crash */
+  uint8_t png_bad[sizeof png_fixed];
+  memcpy(png_bad, png_fixed, sizeof png_bad);
+  png_bad[45] ^= 0x5a;
+  int64_t nb = (int64_t)sizeof png_bad;
+  ge_tensor *xb = ge_test_tensor(GE_U8, &nb, 1, png_bad), *ob = NULL;
+  assert_int_not_equal(ge_test_run_node("ImageDecoder", 20, NULL, 0, &xb, 1, &ob, 1), GE_OK);
+  ge_tensor_free(xb);
+  /* formats ge does not decode, and garbage, fail naming the format */
+  int64_t n = 4;
+  ge_tensor *x = ge_test_tensor(GE_U8, &n, 1, (const uint8_t[]){0xff, 0xd8, 0xff, 0xe0}), *out = NULL;
+  assert_int_equal(ge_test_run_node("ImageDecoder", 20, NULL, 0, &x, 1, &out, 1), GE_ERR_UNSUPPORTED);
+  assert_non_null(strstr(ge_last_error(), "JPEG"));
+  ge_tensor_free(x);
+  x = ge_test_tensor(GE_U8, &n, 1, (const uint8_t[]){'B', 'M', 0, 0});
+  assert_int_not_equal(ge_test_run_node("ImageDecoder", 20, NULL, 0, &x, 1, &out, 1), GE_OK);
+  ge_tensor_free(x);
+  x = ge_test_tensor(GE_U8, &n, 1, (const uint8_t[]){'P', '6', ' ', '9'});
+  assert_int_not_equal(ge_test_run_node("ImageDecoder", 20, NULL, 0, &x, 1, &out, 1), GE_OK);
+  ge_tensor_free(x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_string_normalizer), cmocka_unit_test(test_string_concat),
       cmocka_unit_test(test_string_split),      cmocka_unit_test(test_regex_full_match),
       cmocka_unit_test(test_tfidf),             cmocka_unit_test(test_label_encoder),
+      cmocka_unit_test(test_ml_small_ops),      cmocka_unit_test(test_tree_ensemble),
+      cmocka_unit_test(test_image_decoder),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

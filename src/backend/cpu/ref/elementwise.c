@@ -648,7 +648,17 @@ static ge_status bin_prepare(const ge_prepare_ctx *p, void **state) {
 static ge_status bin_run(const void *state, ge_kctx *ctx) {
   const ew_state *s = state;
   if (!ctx->in[0] || !ctx->in[1]) return ge_kctx_fail(ctx, GE_ERR_INVALID_ARGUMENT, "missing input");
-  return bin_apply(ctx, s->bin, &s->p, ctx->in[0], ctx->in[1], ctx->out[0]);
+  const ge_tensor *a = ctx->in[0], *b = ctx->in[1];
+  /* PRelu before opset 7: a slope of shape [C] is per channel (axis 1 of x) */
+  ge_tensor chan;
+  if (ctx->node && ctx->node->opset < 7 && !strcmp(s->bin->name, "PRelu") && b->rank == 1 &&
+      a->rank > 2 && b->dims[0] == a->dims[1] && b->dims[0] != 1) {
+    ge_tensor_view(&chan, b);
+    chan.rank = a->rank - 1;
+    for (int32_t d = 1; d < chan.rank; d++) chan.dims[d] = 1;
+    b = &chan;
+  }
+  return bin_apply(ctx, s->bin, &s->p, a, b, ctx->out[0]);
 }
 
 /* ------------------------------------------------------------------ variadic kernels */

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "backend/cpu/ref/broadcast.h"
+#include "backend/cpu/ref/image_decode.h"
+#include "backend/cpu/ref/ml_tree.h"
 #include "backend/kernel.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -488,7 +490,8 @@ static char *re2_to_ere(const char *pat, bool *icase, const char **why) {
   while (*p && !*why) {
     char ch = *p++;
     if (ch == '\\') {
-      char e = *p++;
+      char e = *p;
+      if (e) p++;
       switch (e) {
       case '\0': *why = "trailing backslash"; break;
       case 'd': sb_puts(&b, "[0-9]"); break;
@@ -564,7 +567,8 @@ static char *re2_to_ere(const char *pat, bool *icase, const char **why) {
           continue;
         }
         if (c == '\\') {
-          char e = *p++;
+          char e = *p;
+          if (e) p++;
           switch (e) {
           case '\0': *why = "trailing backslash"; break;
           case 'd': sb_puts(&items, "0-9"); break;
@@ -1102,6 +1106,125 @@ static ge_status label_run(const void *state, ge_kctx *ctx) {
   return GE_OK;
 }
 
+/* ------------------------------------------------------------------ ArrayFeatureExtractor */
+
+static ge_status afe_run(const void *state, ge_kctx *ctx) {
+  (void)state;
+  const ge_tensor *x = ctx->in[0], *idx = ctx->in[1];
+  ge_tensor *y = ctx->out[0];
+  if (x->rank < 1) return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input 0 must have rank >= 1");
+  size_t c = (size_t)x->dims[x->rank - 1], k = idx->numel;
+  size_t rows = c ? x->numel / c : 0;
+  if (x->rank == 1) rows = 1;
+  if (y->numel != rows * k)
+    return ge_kctx_fail(ctx, GE_ERR_INTERNAL, "output has %zu elements, expected %zu x %zu",
+                        y->numel, rows, k);
+  const int64_t *ix = idx->data;
+  for (size_t j = 0; j < k; j++)
+    if (ix[j] < 0 || (size_t)ix[j] >= c)
+      return ge_kctx_fail(ctx, GE_ERR_INVALID_ARGUMENT,
+                          "input 1 index %lld (element %zu) is out of range for %zu features",
+                          (long long)ix[j], j, c);
+  size_t esz = x->dtype == GE_STRING ? 0 : ge_dtype_size(x->dtype);
+  for (size_t r = 0; r < rows; r++)
+    for (size_t j = 0; j < k; j++) {
+      size_t src = r * c + (size_t)ix[j], dst = r * k + j;
+      if (!esz) {
+        const char *v = str_at(x, src);
+        if (!set_str(&((char **)y->data)[dst], v, strlen(v))) return oom_k(ctx);
+      } else {
+        memcpy((char *)y->data + dst * esz, (const char *)x->data + src * esz, esz);
+      }
+    }
+  return GE_OK;
+}
+
+/* ------------------------------------------------------------------ Binarizer */
+
+static ge_status binarizer_run(const void *state, ge_kctx *ctx) {
+  (void)state;
+  const ge_tensor *x = ctx->in[0];
+  ge_tensor *y = ctx->out[0];
+  double t = ge_node_attr_float(ctx->node, "threshold", 0.0f);
+  size_t n = x->numel;
+  switch (x->dtype) {
+  case GE_F32: {
+    const float *a = x->data;
+    float *o = y->data, tf = (float)t;
+    for (size_t i = 0; i < n; i++) o[i] = a[i] > tf ? 1.0f : (a[i] != a[i] ? a[i] : 0.0f);
+    break;
+  }
+  case GE_F64: {
+    const double *a = x->data;
+    double *o = y->data;
+    for (size_t i = 0; i < n; i++) o[i] = a[i] > t ? 1.0 : (a[i] != a[i] ? a[i] : 0.0);
+    break;
+  }
+  case GE_I64: {
+    const int64_t *a = x->data;
+    int64_t *o = y->data;
+    for (size_t i = 0; i < n; i++) o[i] = (double)a[i] > t;
+    break;
+  }
+  case GE_I32: {
+    const int32_t *a = x->data;
+    int32_t *o = y->data;
+    for (size_t i = 0; i < n; i++) o[i] = (double)a[i] > t;
+    break;
+  }
+  default:
+    return ge_kctx_fail(ctx, GE_ERR_UNSUPPORTED, "input 0 dtype %s is not supported",
+                        ge_dtype_name(x->dtype));
+  }
+  return GE_OK;
+}
+
+/* ------------------------------------------------------------------ ImageDecoder */
+
+enum { PIX_RGB, PIX_BGR, PIX_GRAY };
+
+static ge_status image_prepare(const ge_prepare_ctx *p, void **state) {
+  GE_CHECK(ge_prepare_check_dtype(p, 0, (const ge_dtype[]){GE_U8, GE_DTYPE_COUNT}));
+  const char *fmt = ge_node_attr_string(p->node, "pixel_format", "RGB");
+  int *s = malloc(sizeof *s);
+  if (!s) return oom_p(p);
+  *s = !strcmp(fmt, "BGR") ? PIX_BGR : !strcmp(fmt, "Grayscale") ? PIX_GRAY : PIX_RGB;
+  *state = s;
+  return GE_OK;
+}
+
+static ge_status image_run(const void *state, ge_kctx *ctx) {
+  int fmt = *(const int *)state;
+  const ge_tensor *x = ctx->in[0];
+  int64_t dims[3];
+  const char *why = NULL;
+  uint8_t *rgb = ge_image_decode_rgb(x->data, x->numel, &dims[0], &dims[1], &why);
+  if (!rgb)
+    return ge_kctx_fail(ctx, why && !strcmp(why, "out of memory") ? GE_ERR_OUT_OF_MEMORY
+                                                                   : GE_ERR_UNSUPPORTED,
+                        "cannot decode input 0 (%zu bytes): %s", x->numel, why ? why : "?");
+  dims[2] = fmt == PIX_GRAY ? 1 : 3;
+  ge_status st = ge_kctx_alloc_output(ctx, 0, GE_U8, dims, 3);
+  if (st != GE_OK) {
+    free(rgb);
+    return st;
+  }
+  uint8_t *o = ctx->out[0]->data;
+  size_t px = (size_t)dims[0] * (size_t)dims[1];
+  for (size_t i = 0; i < px; i++) {
+    const uint8_t *q = rgb + i * 3;
+    if (fmt == PIX_GRAY) {
+      o[i] = (uint8_t)((q[0] * 19595u + q[1] * 38470u + q[2] * 7471u + 0x8000u) >> 16);
+    } else if (fmt == PIX_BGR) {
+      o[i * 3] = q[2], o[i * 3 + 1] = q[1], o[i * 3 + 2] = q[0];
+    } else {
+      o[i * 3] = q[0], o[i * 3 + 1] = q[1], o[i * 3 + 2] = q[2];
+    }
+  }
+  free(rgb);
+  return GE_OK;
+}
+
 const ge_kernel_def ge_ref_kernels_text[] = {
     {"", "StringNormalizer", 10, 0, {norm_prepare, norm_run, norm_release, true}},
     {"", "StringConcat", 20, 0, {NULL, concat_run, NULL, false}},
@@ -1109,5 +1232,9 @@ const ge_kernel_def ge_ref_kernels_text[] = {
     {"", "RegexFullMatch", 20, 0, {regex_prepare, regex_run, regex_release, false}},
     {"", "TfIdfVectorizer", 9, 0, {tfidf_prepare, tfidf_run, tfidf_release, false}},
     {"ai.onnx.ml", "LabelEncoder", 1, 0, {label_prepare, label_run, label_release, false}},
+    {"ai.onnx.ml", "ArrayFeatureExtractor", 1, 0, {NULL, afe_run, NULL, false}},
+    {"ai.onnx.ml", "Binarizer", 1, 0, {NULL, binarizer_run, NULL, false}},
+    {"", "ImageDecoder", 20, 0, {image_prepare, image_run, free, true}},
+    {"ai.onnx.ml", "TreeEnsemble", 5, 0, {ge_ml_tree_prepare, ge_ml_tree_run, ge_ml_tree_release, false}},
     {0},
 };
