@@ -58,6 +58,23 @@ typedef enum ge_dtype {
   GE_I8, GE_I16, GE_I32, GE_I64,
   GE_U8, GE_U16, GE_U32, GE_U64,
   GE_BOOL, GE_STRING,
+  /* Low-precision dtypes (ONNX FLOAT8E4M3FN.. INT2).  ge stores every one of them unpacked,
+     ONE BYTE PER ELEMENT, exactly as numpy's ml_dtypes does: a float8 element is its 8-bit
+     code; a 4-bit or 2-bit element is its code in the low bits of the byte with the high bits
+     zero (int4 -1 is 0x0f, int2 -2 is 0x02, float4e2m1 -0.5 is 0x09).  ge_dtype_size() is 1,
+     ge_tensor_nbytes() is the element count.  Only ONNX files pack the 4-bit types (two per
+     byte, the first element in the low nibble) and the 2-bit types (four per byte, the first
+     element in the lowest two bits); the ONNX importer and exporter convert. */
+  GE_F8E4M3FN,   /* "float8e4m3fn":   bias 7, max 448, NaN 0x7f/0xff, no inf */
+  GE_F8E4M3FNUZ, /* "float8e4m3fnuz": bias 8, max 240, NaN 0x80 only, no -0, no inf */
+  GE_F8E5M2,     /* "float8e5m2":     IEEE-like, bias 15, max 57344, inf and NaN */
+  GE_F8E5M2FNUZ, /* "float8e5m2fnuz": bias 16, max 57344, NaN 0x80 only, no -0, no inf */
+  GE_F8E8M0,     /* "float8e8m0":     2^(code-127), code 0xff NaN; no sign, no zero */
+  GE_U4,         /* "uint4":  0..15 */
+  GE_I4,         /* "int4":   -8..7 (two's complement nibble) */
+  GE_F4E2M1,     /* "float4e2m1": bias 1, max 6, no inf, no NaN */
+  GE_U2,         /* "uint2":  0..3 */
+  GE_I2,         /* "int2":   -2..1 */
   GE_DTYPE_COUNT
 } ge_dtype;
 
@@ -109,6 +126,33 @@ GE_API void *ge_tensor_data(const ge_tensor *t);
 GE_API ge_status ge_tensor_set_string(ge_tensor *t, size_t i, const char *s);
 /* A deep copy. */
 GE_API ge_status ge_tensor_clone(const ge_tensor *t, ge_tensor **out);
+
+/* Sequences and optionals (ONNX sequence(tensor) and optional(...) values) travel as
+   ge_tensor handles of another kind: graph inputs and outputs of those types take and return
+   them; ge_tensor_free frees them with what they hold; ge_tensor_clone does not copy them
+   (use ge_value_clone).  An optional input may also be fed a plain tensor or a sequence
+   (then it holds that value). */
+#define GE_KIND_TENSOR 0
+#define GE_KIND_SEQUENCE 1
+#define GE_KIND_OPTIONAL 2
+/* GE_KIND_TENSOR, GE_KIND_SEQUENCE or GE_KIND_OPTIONAL. */
+GE_API int ge_tensor_kind(const ge_tensor *t);
+/* An empty sequence of tensors of dtype `elem`. */
+GE_API ge_status ge_sequence_create(ge_dtype elem, ge_tensor **out);
+/* Appends a copy of tensor `item` (its dtype must be the sequence's). */
+GE_API ge_status ge_sequence_append(ge_tensor *seq, const ge_tensor *item);
+GE_API size_t ge_sequence_length(const ge_tensor *seq);
+/* Element i (owned by the sequence), NULL past the end. */
+GE_API const ge_tensor *ge_sequence_at(const ge_tensor *seq, size_t i);
+/* An optional holding a copy of `value` (a tensor or a sequence), or empty when value is
+   NULL (`elem`: the element dtype of the type it stands for). */
+GE_API ge_status ge_optional_create(ge_dtype elem, const ge_tensor *value, ge_tensor **out);
+/* What an optional holds (owned by it); NULL when empty. */
+GE_API const ge_tensor *ge_optional_value(const ge_tensor *opt);
+/* Element dtype of a sequence or optional; the dtype of a tensor. */
+GE_API ge_dtype ge_value_elem_dtype(const ge_tensor *t);
+/* A deep copy of a tensor, sequence or optional. */
+GE_API ge_status ge_value_clone(const ge_tensor *t, ge_tensor **out);
 
 /* ---------------------------------------------------------------- attributes */
 
@@ -202,6 +246,10 @@ GE_API ge_status ge_graph_output_info(const ge_graph *g, size_t i, const char **
                                       ge_dtype *dt, const int64_t **dims, size_t *rank);
 /* Symbolic name of input/output dimension d, or NULL when it has none. */
 GE_API const char *ge_graph_input_dim_name(const ge_graph *g, size_t i, size_t d);
+/* GE_KIND_TENSOR, GE_KIND_SEQUENCE or GE_KIND_OPTIONAL: the kind of graph input i (indexed as
+   ge_graph_input_info) / output i; -1 for a bad index. */
+GE_API int ge_graph_input_kind(const ge_graph *g, size_t i);
+GE_API int ge_graph_output_kind(const ge_graph *g, size_t i);
 
 /* ---------------------------------------------------------------- sessions */
 

@@ -160,6 +160,10 @@ RUN_DONE_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.POINTER(ctypes.c_void_
 # dtypes
 GE_F32, GE_F16, GE_BF16, GE_F64, GE_I8, GE_I16, GE_I32, GE_I64, GE_U8, GE_U16, GE_U32, GE_U64, \
     GE_BOOL, GE_STRING = range(14)
+# low-precision dtypes: one element per byte, as ml_dtypes stores them (see ge.h)
+GE_F8E4M3FN, GE_F8E4M3FNUZ, GE_F8E5M2, GE_F8E5M2FNUZ, GE_F8E8M0, GE_U4, GE_I4, GE_F4E2M1, \
+    GE_U2, GE_I2 = range(14, 24)
+GE_DTYPE_COUNT = 24
 
 try:  # bfloat16 numpy dtype, when available
     import ml_dtypes as _ml_dtypes
@@ -175,19 +179,30 @@ _NP_OF_GE = {
 }
 if bfloat16 is not None:
     _NP_OF_GE[GE_BF16] = bfloat16
+    for _code, _name in ((GE_F8E4M3FN, "float8_e4m3fn"), (GE_F8E4M3FNUZ, "float8_e4m3fnuz"),
+                         (GE_F8E5M2, "float8_e5m2"), (GE_F8E5M2FNUZ, "float8_e5m2fnuz"),
+                         (GE_F8E8M0, "float8_e8m0fnu"), (GE_U4, "uint4"), (GE_I4, "int4"),
+                         (GE_F4E2M1, "float4_e2m1fn"), (GE_U2, "uint2"), (GE_I2, "int2")):
+        if hasattr(_ml_dtypes, _name):  # older ml_dtypes lack some
+            _NP_OF_GE[_code] = np.dtype(getattr(_ml_dtypes, _name))
 _GE_OF_NP = {v: k for k, v in _NP_OF_GE.items()}
 
 # names as ge_dtype_name() / onnxruntime's type strings
 DTYPE_NAMES = {GE_F32: "float32", GE_F16: "float16", GE_BF16: "bfloat16", GE_F64: "float64",
                GE_I8: "int8", GE_I16: "int16", GE_I32: "int32", GE_I64: "int64",
                GE_U8: "uint8", GE_U16: "uint16", GE_U32: "uint32", GE_U64: "uint64",
-               GE_BOOL: "bool", GE_STRING: "string"}
+               GE_BOOL: "bool", GE_STRING: "string",
+               GE_F8E4M3FN: "float8e4m3fn", GE_F8E4M3FNUZ: "float8e4m3fnuz",
+               GE_F8E5M2: "float8e5m2", GE_F8E5M2FNUZ: "float8e5m2fnuz",
+               GE_F8E8M0: "float8e8m0", GE_U4: "uint4", GE_I4: "int4",
+               GE_F4E2M1: "float4e2m1", GE_U2: "uint2", GE_I2: "int2"}
 ORT_TYPE_NAMES = {GE_F32: "tensor(float)", GE_F16: "tensor(float16)",
                   GE_BF16: "tensor(bfloat16)", GE_F64: "tensor(double)",
                   GE_I8: "tensor(int8)", GE_I16: "tensor(int16)", GE_I32: "tensor(int32)",
                   GE_I64: "tensor(int64)", GE_U8: "tensor(uint8)", GE_U16: "tensor(uint16)",
                   GE_U32: "tensor(uint32)", GE_U64: "tensor(uint64)", GE_BOOL: "tensor(bool)",
                   GE_STRING: "tensor(string)"}
+ORT_TYPE_NAMES.update({k: "tensor(%s)" % v for k, v in DTYPE_NAMES.items() if k > GE_STRING})
 _GE_OF_NAME = {v: k for k, v in DTYPE_NAMES.items()}
 _GE_OF_NAME.update({"float": GE_F32, "double": GE_F64, "half": GE_F16, "str": GE_STRING,
                     "object": GE_STRING})
@@ -202,13 +217,13 @@ def np_dtype(dt):
     except KeyError:
         raise Unsupported("ge: dtype %s has no numpy equivalent%s"
                           % (DTYPE_NAMES.get(dt, str(dt)),
-                             " (install ml_dtypes for bfloat16)" if dt == GE_BF16 else ""))
+                             " (install ml_dtypes)" if dt == GE_BF16 or dt > GE_STRING else ""))
 
 
 def ge_dtype_of(x):
     """ge_dtype of a numpy dtype, a dtype name ("float32", "float") or a ge_dtype int."""
     if isinstance(x, int) and not isinstance(x, bool):
-        if 0 <= x <= GE_STRING:
+        if 0 <= x < GE_DTYPE_COUNT:
             return x
         raise ValueError("ge: bad dtype code %d" % x)
     if isinstance(x, str) and x in _GE_OF_NAME:
@@ -307,6 +322,19 @@ ge_session_graph_num_outputs = _proto("ge_session_graph_num_outputs", _st, _vp,
                                       ctypes.c_uint32, ctypes.POINTER(_sz))
 
 ge_tensor_clone = _proto("ge_tensor_clone", _st, _vp, _vpp)
+# sequences and optionals (bound when the library has them)
+GE_KIND_TENSOR, GE_KIND_SEQUENCE, GE_KIND_OPTIONAL = 0, 1, 2
+ge_tensor_kind = _proto("ge_tensor_kind", ctypes.c_int, _vp, required=False)
+ge_sequence_create = _proto("ge_sequence_create", _st, ctypes.c_int, _vpp, required=False)
+ge_sequence_append = _proto("ge_sequence_append", _st, _vp, _vp, required=False)
+ge_sequence_length = _proto("ge_sequence_length", _sz, _vp, required=False)
+ge_sequence_at = _proto("ge_sequence_at", _vp, _vp, _sz, required=False)
+ge_optional_create = _proto("ge_optional_create", _st, ctypes.c_int, _vp, _vpp, required=False)
+ge_optional_value = _proto("ge_optional_value", _vp, _vp, required=False)
+ge_value_elem_dtype = _proto("ge_value_elem_dtype", ctypes.c_int, _vp, required=False)
+ge_value_clone = _proto("ge_value_clone", _st, _vp, _vpp, required=False)
+ge_graph_input_kind = _proto("ge_graph_input_kind", ctypes.c_int, _vp, _sz, required=False)
+ge_graph_output_kind = _proto("ge_graph_output_kind", ctypes.c_int, _vp, _sz, required=False)
 ge_tensor_map_size = _proto("ge_tensor_map_size", _sz, _vp)
 ge_tensor_map_key = _proto("ge_tensor_map_key", ctypes.c_char_p, _vp, _sz)
 ge_tensor_map_value = _proto("ge_tensor_map_value", _vp, _vp, _sz)

@@ -72,6 +72,42 @@ def from_numpy(arr, what="tensor"):
     return CTensor(out.value, arr)
 
 
+def from_value(val, what="value", elem_dtype=None):
+    """A CTensor for a numpy array, a sequence (list/tuple of arrays) or an empty optional
+    (None).  elem_dtype: a numpy dtype for empty sequences and optionals (default float32)."""
+    if val is not None and not isinstance(val, (list, tuple)):
+        return from_numpy(val, what)
+    if L.ge_tensor_kind is None:
+        raise L.Unsupported("ge: this library cannot pass sequences or optionals",
+                            L.GE_ERR_UNSUPPORTED)
+    out = ctypes.c_void_p()
+    if val is None:
+        dt = L.ge_dtype_of(np.dtype(elem_dtype if elem_dtype is not None else np.float32))
+        L.check(L.ge_optional_create(dt, None, ctypes.byref(out)), what)
+        return CTensor(out.value, None)
+    items = [x if isinstance(x, np.ndarray) else np.asarray(x, dtype=elem_dtype) for x in val]
+    first = items[0].dtype if items else np.dtype(elem_dtype if elem_dtype is not None else np.float32)
+    L.check(L.ge_sequence_create(L.ge_dtype_of(first), ctypes.byref(out)), what)
+    seq = CTensor(out.value, None)
+    try:
+        for x in items:
+            t = from_numpy(x, what)
+            try:
+                L.check(L.ge_sequence_append(seq.ptr, t.ptr), what)
+            finally:
+                t.free()
+    except BaseException:
+        seq.free()
+        raise
+    return seq
+
+
+def _clone_value(ptr):
+    out = ctypes.c_void_p()
+    L.check(L.ge_value_clone(ptr, ctypes.byref(out)), "copying an output")
+    return out.value
+
+
 class _TensorOwner:
     """Owns a ge_tensor*; exposes its bytes through the array interface."""
 
@@ -103,6 +139,13 @@ def to_numpy(ptr):
     """Takes ownership of the ge_tensor* `ptr` and returns a numpy array (zero-copy)."""
     owned = True
     try:
+        kind = L.ge_tensor_kind(ptr) if L.ge_tensor_kind is not None else L.GE_KIND_TENSOR
+        if kind == L.GE_KIND_SEQUENCE:
+            return [to_numpy(_clone_value(L.ge_sequence_at(ptr, i)))
+                    for i in range(L.ge_sequence_length(ptr))]
+        if kind == L.GE_KIND_OPTIONAL:
+            v = L.ge_optional_value(ptr)
+            return None if not v else to_numpy(_clone_value(v))
         dt = L.ge_tensor_dtype(ptr)
         shape = tensor_shape(ptr)
         if dt == L.GE_STRING:

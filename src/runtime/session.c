@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/inline.h"
 #include "compiler/program.h"
 #include "passes/pass.h"
 #include "runtime/callbacks.h"
@@ -138,6 +139,7 @@ static ge_status run_passes(ge_session *s, ge_graph *g) {
   ge_pass_config cfg;
   ge_pass_config_init(&cfg, s->opts.opt_level);
   cfg.training = s->opts.run_mode == 1;
+  cfg.precision = s->opts.precision_mode;
   ge_status st = ge_pass_config_add_list(&cfg, false, s->opts.passes_disable);
   if (st == GE_OK) st = ge_pass_config_add_list(&cfg, true, s->opts.passes_enable);
   if (st == GE_OK) st = ge_passes_run(g, &cfg, NULL);
@@ -152,6 +154,7 @@ ge_status ge_session_add_graph(ge_session *s, uint32_t graph_id, const ge_graph 
   if (!e) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory adding graph %u", graph_id);
   e->id = graph_id;
   ge_status st = ge_graph_clone(g, NULL, &e->g);
+  if (st == GE_OK) st = ge_graph_inline_functions(e->g); /* model-local functions */
   if (st == GE_OK) st = ge_graph_toposort(e->g);
   if (st == GE_OK) st = run_passes(s, e->g);
   if (st == GE_OK) st = scan_graph(s, e);
@@ -334,11 +337,7 @@ static ge_status plan_for(ge_session *s, graph_entry *e, ge_tensor *const *input
 
   ge_type *types = calloc(n_in + 1, sizeof *types);
   if (!types) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling graph %u", e->id);
-  for (size_t i = 0; i < n_in; i++) {
-    types[i].kind = GE_TYPE_TENSOR;
-    types[i].dtype = inputs[i]->dtype;
-    ge_tensor_shape(inputs[i], &types[i].shape);
-  }
+  for (size_t i = 0; i < n_in; i++) ge_value_type(inputs[i], &types[i]); /* tensor, sequence or optional */
   /* Validate against the declared types first, so that the error names the input. */
   ge_plan *p = NULL;
   ge_status st = ge_plan_run_check_inputs(decl, inputs, n_in);
