@@ -47,7 +47,7 @@ test-install: build
 	tests/install/run.sh $(BUILD)
 
 test-conformance: build
-	$(PY) tests/conformance/run.py --ratchet tests/conformance/expected_failures.txt
+	$(PY) tests/conformance/run.py --suites node,simple,pytorch-converted,pytorch-operator --ratchet tests/conformance/expected_failures.txt
 
 # pytest runs last: its closing line is the run's summary
 test: test-c test-asan test-install test-conformance
