@@ -58,6 +58,7 @@ demo: build
 
 bench: build models
 	GE_MODELS=$(CURDIR)/$(MODELS) $(PY) bench/bench.py --models $(MODELS)
+	$(PY) bench/callbacks.py
 
 fuzz: setup
 	@scripts/fuzz.sh build-fuzz
