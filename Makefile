@@ -8,7 +8,7 @@ MODELS ?= tests/models/out
 export PYTHONPATH := $(CURDIR)/python
 export GE_LIBRARY := $(CURDIR)/$(BUILD)/libge.so
 
-.PHONY: all setup build build-asan test test-c test-asan test-install test-conformance test-python conformance models demo bench fuzz install clean
+.PHONY: all setup build build-asan test test-c test-asan test-tsan test-install test-conformance test-python conformance models demo bench fuzz install clean
 
 all: build
 
@@ -43,6 +43,14 @@ test-python: build models
 conformance: build
 	$(PY) tests/conformance/run.py --table
 
+# the concurrency tests (4 threads on one session, async callbacks, drain) under TSan
+BUILD_TSAN ?= build-tsan
+TSAN_TESTS = test_session test_callbacks test_variables
+test-tsan: setup
+	@[ -f $(BUILD_TSAN)/Makefile ] || cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DGE_TSAN=ON > /dev/null
+	@set -o pipefail; cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TESTS) -- --no-print-directory $(QUIET_BUILD)
+	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -R '^(test_session|test_callbacks|test_variables)$$'
+
 test-install: build
 	tests/install/run.sh $(BUILD)
 
@@ -50,7 +58,7 @@ test-conformance: build
 	$(PY) tests/conformance/run.py --suites node,simple,pytorch-converted,pytorch-operator --ratchet tests/conformance/expected_failures.txt
 
 # pytest runs last: its closing line is the run's summary
-test: test-c test-asan test-install test-conformance
+test: test-c test-asan test-tsan test-install test-conformance
 	@$(MAKE) --no-print-directory test-python
 
 demo: build

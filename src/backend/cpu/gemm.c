@@ -20,11 +20,8 @@
 #define MB_PANELS 16 /* A panels (of MR rows) per task: 96 rows */
 #define NB_PANELS 4  /* B panels (of NR cols) per task: 128 cols */
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GE_GEMM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define GE_GEMM_CLONES
-#endif
+#include "backend/cpu/cpu_dispatch.h"
+#define GE_GEMM_CLONES GE_CPU_CLONES
 
 typedef float v16 __attribute__((vector_size(64), aligned(4), may_alias));
 

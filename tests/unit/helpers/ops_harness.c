@@ -25,7 +25,7 @@ static void free_outputs(ge_tensor **outputs, size_t n_out) {
 static ge_status build_graph(const char *op, int64_t opset, const ge_attr *attrs, size_t n_attrs,
                              const ge_type *const *decl, size_t n_in, size_t n_out,
                              ge_graph **gout, ge_node **nout) {
-  char in_names[H_MAX_IO][16], out_names[H_MAX_IO][16];
+  char in_names[H_MAX_IO][24], out_names[H_MAX_IO][24];
   const char *in_ptrs[H_MAX_IO], *out_ptrs[H_MAX_IO];
   if (n_in > H_MAX_IO || n_out > H_MAX_IO)
     return ge_error(GE_ERR_INVALID_ARGUMENT, "test harness: too many inputs/outputs");

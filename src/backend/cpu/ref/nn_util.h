@@ -7,11 +7,8 @@
 
 /* Hot loops of these kernels: compiled for AVX-512, AVX2+FMA and baseline x86-64, picked at
    run time (the build may not use -march=native). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GE_NN_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define GE_NN_CLONES
-#endif
+#include "backend/cpu/cpu_dispatch.h"
+#define GE_NN_CLONES GE_CPU_CLONES
 
 /* A float32 view of a tensor: p points at the tensor's own data (f32) or at `owned`, a
    converted copy. */
