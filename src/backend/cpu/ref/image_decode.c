@@ -1,12 +1,25 @@
-/* Small image decoders for ImageDecoder: BMP, binary PNM, uncompressed baseline TIFF.
- * Every read is bounds-checked against the input; sizes are checked for overflow. */
+/* Image decoders for ImageDecoder.  BMP, binary PNM, PNG and uncompressed baseline TIFF are
+ * decoded here (every read bounds-checked against the input, sizes checked for overflow);
+ * JPEG, JPEG 2000 and WebP through libjpeg(-turbo), libopenjp2 and libwebp with PIL's default
+ * settings.  Library errors never exit: libjpeg's error_exit longjmps back to the decoder. */
 #include "backend/cpu/ref/image_decode.h"
 
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jpeglib.h>
+#include <jerror.h>
+#include <openjpeg.h>
+#include <webp/decode.h>
+
 #define MAX_SIDE 65536
+/* at most 2^28 pixels (768 MiB of RGB output) */
+#define MAX_PIXELS ((int64_t)1 << 28)
 
 static uint32_t rd16le(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 static uint32_t rd32le(const uint8_t *p) { return rd16le(p) | rd16le(p + 2) << 16; }
@@ -14,7 +27,7 @@ static uint32_t rd16be(const uint8_t *p) { return (uint32_t)p[0] << 8 | p[1]; }
 static uint32_t rd32be(const uint8_t *p) { return rd16be(p) << 16 | rd16be(p + 2); }
 
 static uint8_t *alloc_rgb(int64_t h, int64_t w, const char **why) {
-  if (h <= 0 || w <= 0 || h > MAX_SIDE || w > MAX_SIDE) {
+  if (h <= 0 || w <= 0 || h > MAX_SIDE || w > MAX_SIDE || h * w > MAX_PIXELS) {
     *why = "image dimensions are invalid or too large";
     return NULL;
   }
@@ -35,7 +48,7 @@ static uint8_t *decode_bmp(const uint8_t *d, size_t n, int64_t *h, int64_t *w, c
   uint32_t bpp = rd16le(d + 28), comp = rd32le(d + 30);
   if (dib < 40 || (comp != 0 && !(comp == 3 && bpp == 32)) ||
       (bpp != 8 && bpp != 24 && bpp != 32)) {
-    *why = "only uncompressed 8, 24 and 32-bit BMP is supported";
+    *why = "unsupported BMP variant (only uncompressed 8, 24 and 32-bit)";
     return NULL;
   }
   bool top_down = bh < 0;
@@ -103,7 +116,7 @@ static uint8_t *decode_pnm(const uint8_t *d, size_t n, int64_t *h, int64_t *w, c
   long W, H, maxv;
   if (!pnm_int(d, n, &pos, &W) || !pnm_int(d, n, &pos, &H) || !pnm_int(d, n, &pos, &maxv) ||
       maxv < 1 || maxv > 255 || pos >= n) {
-    *why = "bad PNM header (only 8-bit binary P5/P6 is supported)";
+    *why = "bad PNM header (ge decodes 8-bit binary P5/P6)";
     return NULL;
   }
   pos++; /* one whitespace byte after maxval */
@@ -515,23 +528,401 @@ static uint8_t *decode_png(const uint8_t *d, size_t n, int64_t *h, int64_t *w, c
   return o;
 }
 
+/* ------------------------------------------------------------------ errors */
+
+static void set_err(ge_image_error *e, ge_image_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(ge_image_error *e, ge_image_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  va_end(ap);
+  e->status = st;
+}
+
+/* The built-in decoders report a static string: "out of memory", "unsupported ..." for a
+ * variant they do not decode, anything else for malformed data. */
+static void set_err_why(ge_image_error *e, const char *why) {
+  if (!why) why = "decoding failed";
+  ge_image_status st = !strcmp(why, "out of memory")        ? GE_IMAGE_NO_MEMORY
+                       : !strncmp(why, "unsupported", 11) ? GE_IMAGE_UNSUPPORTED
+                                                          : GE_IMAGE_INVALID;
+  set_err(e, st, "%s", why);
+}
+
+/* Allocates an H x W x 3 buffer, or fills *e. */
+static uint8_t *alloc_rgb_e(int64_t h, int64_t w, ge_image_error *e) {
+  const char *why = NULL;
+  uint8_t *o = alloc_rgb(h, w, &why);
+  if (!o) {
+    if (why && !strcmp(why, "out of memory"))
+      set_err(e, GE_IMAGE_NO_MEMORY, "out of memory for a %lld x %lld image", (long long)h,
+              (long long)w);
+    else
+      set_err(e, GE_IMAGE_INVALID, "image size %lld x %lld is invalid or too large (limits: %d per side, %lld pixels)",
+              (long long)h, (long long)w, MAX_SIDE, (long long)MAX_PIXELS);
+  }
+  return o;
+}
+
+/* ------------------------------------------------------------------ JPEG (libjpeg) */
+
+typedef struct jpeg_err {
+  struct jpeg_error_mgr pub;
+  jmp_buf jb;
+  bool finishing; /* a missing EOI after the last scanline is harmless */
+  char msg[JMSG_LENGTH_MAX];
+} jpeg_err;
+
+static void jpeg_fail_exit(j_common_ptr ci) {
+  jpeg_err *m = (jpeg_err *)ci->err;
+  (*ci->err->format_message)(ci, m->msg);
+  longjmp(m->jb, 1);
+}
+
+/* Warnings (corrupt-data recoveries) are ignored as PIL ignores them, except running out of
+ * data before the image is complete: libjpeg would pad it with gray, PIL refuses it. */
+static void jpeg_emit(j_common_ptr ci, int level) {
+  jpeg_err *m = (jpeg_err *)ci->err;
+  if (level < 0) {
+    ci->err->num_warnings++;
+    if (ci->err->msg_code == JWRN_JPEG_EOF && !m->finishing) {
+      (*ci->err->format_message)(ci, m->msg);
+      longjmp(m->jb, 1);
+    }
+  }
+}
+
+static void jpeg_quiet(j_common_ptr ci) { (void)ci; }
+
+static uint8_t mul_div255(int a, int b) {
+  int t = a * b + 128;
+  return (uint8_t)(((t >> 8) + t) >> 8);
+}
+
+static uint8_t *decode_jpeg(const uint8_t *d, size_t n, int64_t *h, int64_t *w, ge_image_error *e) {
+  struct jpeg_decompress_struct ci;
+  jpeg_err jm;
+  uint8_t *volatile out = NULL, *volatile row = NULL;
+  memset(&ci, 0, sizeof ci);
+  memset(&jm, 0, sizeof jm);
+  ci.err = jpeg_std_error(&jm.pub);
+  jm.pub.error_exit = jpeg_fail_exit;
+  jm.pub.emit_message = jpeg_emit;
+  jm.pub.output_message = jpeg_quiet;
+  if (n > ULONG_MAX) {
+    set_err(e, GE_IMAGE_INVALID, "%zu bytes is too large", n);
+    return NULL;
+  }
+  if (setjmp(jm.jb)) {
+    jpeg_destroy_decompress(&ci);
+    free(out);
+    free(row);
+    set_err(e, GE_IMAGE_INVALID, "corrupt or truncated data: %s", jm.msg);
+    return NULL;
+  }
+  jpeg_create_decompress(&ci);
+  ci.mem->max_memory_to_use = 1L << 30;
+  jpeg_mem_src(&ci, d, (unsigned long)n);
+  jpeg_read_header(&ci, TRUE);
+  J_COLOR_SPACE cs = ci.jpeg_color_space;
+  bool cmyk = cs == JCS_CMYK || cs == JCS_YCCK;
+  if (cs == JCS_GRAYSCALE)
+    ci.out_color_space = JCS_GRAYSCALE;
+  else if (cs == JCS_YCbCr || cs == JCS_RGB)
+    ci.out_color_space = JCS_RGB;
+  else if (cmyk)
+    ci.out_color_space = JCS_CMYK;
+  else {
+    int ncomp = ci.num_components;
+    jpeg_destroy_decompress(&ci);
+    set_err(e, GE_IMAGE_UNSUPPORTED, "unsupported color space (%d components)", ncomp);
+    return NULL;
+  }
+  int64_t H = ci.image_height, W = ci.image_width;
+  /* PIL's defaults: accurate integer IDCT, fancy (triangle) upsampling, no scaling */
+  ci.dct_method = JDCT_ISLOW;
+  ci.do_fancy_upsampling = TRUE;
+  ci.scale_num = ci.scale_denom = 1;
+  out = alloc_rgb_e(H, W, e);
+  if (!out) {
+    jpeg_destroy_decompress(&ci);
+    return NULL;
+  }
+  jpeg_start_decompress(&ci);
+  int nc = ci.output_components;
+  if ((int64_t)ci.output_height != H || (int64_t)ci.output_width != W ||
+      nc != (ci.out_color_space == JCS_GRAYSCALE ? 1 : ci.out_color_space == JCS_RGB ? 3 : 4)) {
+    jpeg_destroy_decompress(&ci);
+    free(out);
+    set_err(e, GE_IMAGE_INVALID, "unexpected output geometry %u x %u x %d", ci.output_height,
+            ci.output_width, nc);
+    return NULL;
+  }
+  if (nc != 3) {
+    row = malloc((size_t)W * (size_t)nc);
+    if (!row) {
+      jpeg_destroy_decompress(&ci);
+      free(out);
+      set_err(e, GE_IMAGE_NO_MEMORY, "out of memory for a JPEG row of %lld pixels", (long long)W);
+      return NULL;
+    }
+  }
+  bool inverted = ci.saw_Adobe_marker; /* Adobe CMYK is stored inverted (PIL's "CMYK;I") */
+  while (ci.output_scanline < ci.output_height) {
+    uint8_t *dst = out + (size_t)ci.output_scanline * (size_t)W * 3;
+    JSAMPROW rp = nc == 3 ? dst : row;
+    if (jpeg_read_scanlines(&ci, &rp, 1) != 1) { /* no suspension with a memory source */
+      long long at = ci.output_scanline;
+      jpeg_destroy_decompress(&ci);
+      free(out);
+      free(row);
+      set_err(e, GE_IMAGE_INVALID, "decoding stopped at row %lld of %lld", at, (long long)H);
+      return NULL;
+    }
+    if (nc == 1) {
+      for (int64_t x = 0; x < W; x++) dst[x * 3] = dst[x * 3 + 1] = dst[x * 3 + 2] = row[x];
+    } else if (nc == 4) {
+      for (int64_t x = 0; x < W; x++) {
+        const uint8_t *p = row + x * 4;
+        int k = inverted ? p[3] : 255 - p[3]; /* 255 - K */
+        for (int c = 0; c < 3; c++) {
+          int v = inverted ? 255 - p[c] : p[c];
+          int r = k - mul_div255(v, k);
+          dst[x * 3 + c] = (uint8_t)(r < 0 ? 0 : r);
+        }
+      }
+    }
+  }
+  jm.finishing = true;
+  jpeg_finish_decompress(&ci);
+  jpeg_destroy_decompress(&ci);
+  free(row);
+  *h = H;
+  *w = W;
+  return out;
+}
+
+/* ------------------------------------------------------------------ JPEG 2000 (libopenjp2) */
+
+typedef struct j2k_mem {
+  const uint8_t *d;
+  size_t n, pos;
+} j2k_mem;
+
+static OPJ_SIZE_T j2k_read(void *buf, OPJ_SIZE_T nb, void *user) {
+  j2k_mem *m = user;
+  if (m->pos >= m->n) return (OPJ_SIZE_T)-1;
+  size_t k = m->n - m->pos < nb ? m->n - m->pos : nb;
+  memcpy(buf, m->d + m->pos, k);
+  m->pos += k;
+  return k;
+}
+
+static OPJ_OFF_T j2k_skip(OPJ_OFF_T nb, void *user) {
+  j2k_mem *m = user;
+  if (nb < 0) {
+    if ((uint64_t)-nb > m->pos) return -1;
+    m->pos -= (size_t)-nb;
+    return nb;
+  }
+  size_t k = m->n - m->pos < (uint64_t)nb ? m->n - m->pos : (size_t)nb;
+  m->pos += k;
+  return (OPJ_OFF_T)k;
+}
+
+static OPJ_BOOL j2k_seek(OPJ_OFF_T off, void *user) {
+  j2k_mem *m = user;
+  if (off < 0 || (uint64_t)off > m->n) return OPJ_FALSE;
+  m->pos = (size_t)off;
+  return OPJ_TRUE;
+}
+
+typedef struct j2k_msg {
+  char text[200];
+} j2k_msg;
+
+static void j2k_on_error(const char *msg, void *user) {
+  j2k_msg *m = user;
+  if (m->text[0]) return; /* keep the first, most specific message */
+  snprintf(m->text, sizeof m->text, "%s", msg);
+  size_t l = strlen(m->text);
+  while (l && (m->text[l - 1] == '\n' || m->text[l - 1] == '\r')) m->text[--l] = 0;
+}
+
+static void j2k_on_other(const char *msg, void *user) { (void)msg, (void)user; }
+
+/* Component value -> 8 bits as PIL does: add the signed offset, shift by 8 - precision. */
+static uint8_t j2k_to8(int32_t v, int offset, int shift) {
+  int64_t x = (int64_t)v + offset;
+  x = shift >= 0 ? x << shift : x >> -shift;
+  return (uint8_t)(x < 0 ? 0 : x > 255 ? 255 : x);
+}
+
+static uint8_t *decode_jp2(const uint8_t *d, size_t n, bool jp2_box, int64_t *h, int64_t *w,
+                           ge_image_error *e) {
+  j2k_mem mem = {d, n, 0};
+  j2k_msg msg = {{0}};
+  uint8_t *o = NULL;
+  opj_image_t *img = NULL;
+  opj_codec_t *codec = opj_create_decompress(jp2_box ? OPJ_CODEC_JP2 : OPJ_CODEC_J2K);
+  opj_stream_t *st = opj_stream_create(OPJ_J2K_STREAM_CHUNK_SIZE, OPJ_TRUE);
+  if (!codec || !st) {
+    set_err(e, GE_IMAGE_NO_MEMORY, "out of memory creating the decoder");
+    goto done;
+  }
+  opj_stream_set_user_data(st, &mem, NULL);
+  opj_stream_set_user_data_length(st, (OPJ_UINT64)n);
+  opj_stream_set_read_function(st, j2k_read);
+  opj_stream_set_skip_function(st, j2k_skip);
+  opj_stream_set_seek_function(st, j2k_seek);
+  opj_set_error_handler(codec, j2k_on_error, &msg);
+  opj_set_warning_handler(codec, j2k_on_other, NULL);
+  opj_set_info_handler(codec, j2k_on_other, NULL);
+  opj_dparameters_t par;
+  opj_set_default_decoder_parameters(&par);
+  if (!opj_setup_decoder(codec, &par) || !opj_decoder_set_strict_mode(codec, OPJ_TRUE) ||
+      !opj_read_header(st, codec, &img) || !img) {
+    set_err(e, GE_IMAGE_INVALID, "bad header: %s", msg.text[0] ? msg.text : "unreadable");
+    goto done;
+  }
+  int64_t W = (int64_t)img->x1 - img->x0, H = (int64_t)img->y1 - img->y0;
+  uint32_t nc = img->numcomps;
+  if (W <= 0 || H <= 0 || W > MAX_SIDE || H > MAX_SIDE || W * H > MAX_PIXELS) {
+    set_err(e, GE_IMAGE_INVALID, "image size %lld x %lld is invalid or too large", (long long)H,
+            (long long)W);
+    goto done;
+  }
+  if (nc < 1 || nc > 4 || img->color_space == OPJ_CLRSPC_SYCC ||
+      img->color_space == OPJ_CLRSPC_EYCC || img->color_space == OPJ_CLRSPC_CMYK) {
+    set_err(e, GE_IMAGE_UNSUPPORTED,
+            "unsupported JPEG 2000 image (%u components, color space %d); ge decodes gray, gray+alpha, RGB and RGBA",
+            nc, (int)img->color_space);
+    goto done;
+  }
+  if (!opj_decode(codec, st, img) || !opj_end_decompress(codec, st)) {
+    set_err(e, GE_IMAGE_INVALID, "corrupt or truncated data: %s",
+            msg.text[0] ? msg.text : "decoding failed");
+    goto done;
+  }
+  uint32_t ncol = nc >= 3 ? 3 : 1;
+  int shift[3], off[3];
+  for (uint32_t c = 0; c < ncol; c++) {
+    const opj_image_comp_t *cp = &img->comps[c];
+    if (!cp->data || cp->dx != 1 || cp->dy != 1 || cp->w != (uint32_t)W || cp->h != (uint32_t)H ||
+        cp->prec < 1 || cp->prec > 31) {
+      set_err(e, GE_IMAGE_UNSUPPORTED,
+              "unsupported JPEG 2000 component %u (%u x %u, subsampling %u x %u, %u bits)", c,
+              cp->h, cp->w, cp->dy, cp->dx, cp->prec);
+      goto done;
+    }
+    shift[c] = 8 - (int)cp->prec;
+    off[c] = cp->sgnd ? (int)(1u << (cp->prec - 1)) : 0;
+  }
+  o = alloc_rgb_e(H, W, e);
+  if (!o) goto done;
+  size_t px = (size_t)H * (size_t)W;
+  if (ncol == 1) {
+    const OPJ_INT32 *g = img->comps[0].data;
+    for (size_t i = 0; i < px; i++) o[i * 3] = o[i * 3 + 1] = o[i * 3 + 2] = j2k_to8(g[i], off[0], shift[0]);
+  } else {
+    const OPJ_INT32 *r = img->comps[0].data, *g = img->comps[1].data, *b = img->comps[2].data;
+    for (size_t i = 0; i < px; i++) {
+      o[i * 3] = j2k_to8(r[i], off[0], shift[0]);
+      o[i * 3 + 1] = j2k_to8(g[i], off[1], shift[1]);
+      o[i * 3 + 2] = j2k_to8(b[i], off[2], shift[2]);
+    }
+  }
+  *h = H;
+  *w = W;
+done:
+  if (img) opj_image_destroy(img);
+  if (st) opj_stream_destroy(st);
+  if (codec) opj_destroy_codec(codec);
+  return o;
+}
+
+/* ------------------------------------------------------------------ WebP (libwebp) */
+
+static uint8_t *decode_webp(const uint8_t *d, size_t n, int64_t *h, int64_t *w, ge_image_error *e) {
+  WebPBitstreamFeatures f;
+  VP8StatusCode vs = WebPGetFeatures(d, n, &f);
+  if (vs != VP8_STATUS_OK) {
+    set_err(e, vs == VP8_STATUS_UNSUPPORTED_FEATURE ? GE_IMAGE_UNSUPPORTED : GE_IMAGE_INVALID,
+            "%s (libwebp status %d)",
+            vs == VP8_STATUS_NOT_ENOUGH_DATA       ? "truncated header"
+            : vs == VP8_STATUS_UNSUPPORTED_FEATURE ? "unsupported WebP feature"
+                                                   : "bad header",
+            (int)vs);
+    return NULL;
+  }
+  if (f.has_animation) {
+    set_err(e, GE_IMAGE_UNSUPPORTED, "unsupported: animated WebP");
+    return NULL;
+  }
+  int64_t H = f.height, W = f.width;
+  uint8_t *o = alloc_rgb_e(H, W, e);
+  if (!o) return NULL;
+  /* default options, as PIL: fancy upsampling, no dithering; alpha dropped (not premultiplied) */
+  size_t size = (size_t)H * (size_t)W * 3;
+  if (!WebPDecodeRGBInto(d, n, o, size, (int)W * 3)) {
+    free(o);
+    set_err(e, GE_IMAGE_INVALID, "corrupt or truncated data (%lld x %lld image)", (long long)H,
+            (long long)W);
+    return NULL;
+  }
+  *h = H;
+  *w = W;
+  return o;
+}
+
+/* ------------------------------------------------------------------ dispatch */
+
 uint8_t *ge_image_decode_rgb(const uint8_t *data, size_t n, int64_t *h, int64_t *w,
-                             const char **why) {
-  *why = NULL;
-  if (n >= 2 && data[0] == 'B' && data[1] == 'M') return decode_bmp(data, n, h, w, why);
-  if (n >= 3 && data[0] == 'P' && (data[1] == '5' || data[1] == '6'))
-    return decode_pnm(data, n, h, w, why);
-  if (n >= 4 && ((data[0] == 'I' && data[1] == 'I' && data[2] == 42 && data[3] == 0) ||
-                 (data[0] == 'M' && data[1] == 'M' && data[2] == 0 && data[3] == 42)))
-    return decode_tiff(data, n, h, w, why);
-  if (n >= 8 && !memcmp(data, "\x89PNG\r\n\x1a\n", 8)) return decode_png(data, n, h, w, why);
-  if (n >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff)
-    *why = "JPEG images are not supported (ge decodes BMP, PNM, PNG and uncompressed TIFF)";
-  else if (n >= 12 && !memcmp(data, "RIFF", 4) && !memcmp(data + 8, "WEBP", 4))
-    *why = "WebP images are not supported (ge decodes BMP, PNM, PNG and uncompressed TIFF)";
-  else if (n >= 12 && !memcmp(data + 4, "jP  ", 4))
-    *why = "JPEG 2000 images are not supported (ge decodes BMP, PNM, PNG and uncompressed TIFF)";
-  else
-    *why = "the data is not an image format ge recognises (BMP, PNM, PNG, TIFF)";
-  return NULL;
+                             ge_image_error *err) {
+  err->status = GE_IMAGE_OK;
+  err->msg[0] = 0;
+  err->format = "unknown";
+  if (!data && n) {
+    set_err(err, GE_IMAGE_INVALID, "no data");
+    return NULL;
+  }
+  const char *why = NULL;
+  uint8_t *o = NULL;
+  bool builtin = true;
+  if (n >= 2 && data[0] == 'B' && data[1] == 'M') {
+    err->format = "BMP";
+    o = decode_bmp(data, n, h, w, &why);
+  } else if (n >= 3 && data[0] == 'P' && (data[1] == '5' || data[1] == '6')) {
+    err->format = "PNM";
+    o = decode_pnm(data, n, h, w, &why);
+  } else if (n >= 4 && ((data[0] == 'I' && data[1] == 'I' && data[2] == 42 && data[3] == 0) ||
+                        (data[0] == 'M' && data[1] == 'M' && data[2] == 0 && data[3] == 42))) {
+    err->format = "TIFF";
+    o = decode_tiff(data, n, h, w, &why);
+  } else if (n >= 8 && !memcmp(data, "\x89PNG\r\n\x1a\n", 8)) {
+    err->format = "PNG";
+    o = decode_png(data, n, h, w, &why);
+  } else {
+    builtin = false;
+    if (n >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff) {
+      err->format = "JPEG";
+      o = decode_jpeg(data, n, h, w, err);
+    } else if (n >= 12 && !memcmp(data, "RIFF", 4) && !memcmp(data + 8, "WEBP", 4)) {
+      err->format = "WebP";
+      o = decode_webp(data, n, h, w, err);
+    } else if (n >= 12 && !memcmp(data, "\0\0\0\x0cjP  \r\n\x87\n", 12)) {
+      err->format = "JPEG 2000";
+      o = decode_jp2(data, n, true, h, w, err);
+    } else if (n >= 4 && !memcmp(data, "\xff\x4f\xff\x51", 4)) {
+      err->format = "JPEG 2000 codestream";
+      o = decode_jp2(data, n, false, h, w, err);
+    } else {
+      set_err(err, GE_IMAGE_INVALID,
+              "the data is not an image format ge recognises (BMP, PNM, PNG, TIFF, JPEG, JPEG 2000, WebP)");
+    }
+  }
+  if (!o && builtin) set_err_why(err, why);
+  if (!o && err->status == GE_IMAGE_OK) set_err(err, GE_IMAGE_INVALID, "decoding failed");
+  return o;
 }

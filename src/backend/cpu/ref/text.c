@@ -1197,12 +1197,15 @@ static ge_status image_run(const void *state, ge_kctx *ctx) {
   int fmt = *(const int *)state;
   const ge_tensor *x = ctx->in[0];
   int64_t dims[3];
-  const char *why = NULL;
-  uint8_t *rgb = ge_image_decode_rgb(x->data, x->numel, &dims[0], &dims[1], &why);
+  ge_image_error err;
+  uint8_t *rgb = ge_image_decode_rgb(x->data, x->numel, &dims[0], &dims[1], &err);
   if (!rgb)
-    return ge_kctx_fail(ctx, why && !strcmp(why, "out of memory") ? GE_ERR_OUT_OF_MEMORY
-                                                                   : GE_ERR_UNSUPPORTED,
-                        "cannot decode input 0 (%zu bytes): %s", x->numel, why ? why : "?");
+    return ge_kctx_fail(ctx,
+                        err.status == GE_IMAGE_NO_MEMORY     ? GE_ERR_OUT_OF_MEMORY
+                        : err.status == GE_IMAGE_UNSUPPORTED ? GE_ERR_UNSUPPORTED
+                                                             : GE_ERR_INVALID_ARGUMENT,
+                        "cannot decode input 0 (%zu bytes) as %s: %s", x->numel, err.format,
+                        err.msg);
   dims[2] = fmt == PIX_GRAY ? 1 : 3;
   ge_status st = ge_kctx_alloc_output(ctx, 0, GE_U8, dims, 3);
   if (st != GE_OK) {
