@@ -40,6 +40,7 @@ void ge_attr_value_clear(ge_attr_value *a) {
   free(a->graphs);
   free(a->ref_attr_name);
   free(a->doc);
+  free(a->type_attr);
   memset(a, 0, sizeof *a);
 }
 
@@ -106,6 +107,7 @@ ge_status ge_attr_value_copy(ge_attr_value *dst, const ge_attr_value *src, ge_gr
   if (src->s && !src->s_len) a.s_len = strlen(src->s);
   a.ref_attr_name = dup_or_null(src->ref_attr_name, &fail);
   a.doc = dup_or_null(src->doc, &fail);
+  a.type_attr = dup_array(src->type_attr, src->type_attr ? 1 : 0, sizeof *src->type_attr, &fail);
   if (src->t && !fail) st = ge_tensor_clone(src->t, &a.t);
   if (src->g && !fail && st == GE_OK) st = ge_graph_clone(src->g, parent, &a.g);
   if (!fail && st == GE_OK) {

@@ -111,6 +111,7 @@ typedef struct ge_attr_value {
   ge_graph **graphs;
   char *ref_attr_name; /* inside function bodies: refers to the caller's attribute */
   char *doc;
+  struct ge_type *type_attr; /* ONNX TYPE_PROTO attribute (kind UNDEFINED): owned, malloc'd */
 } ge_attr_value;
 
 void ge_attr_value_clear(ge_attr_value *a);

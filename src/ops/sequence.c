@@ -146,6 +146,16 @@ static ge_status infer_optional(ge_infer_ctx *c) {
     c->out[0].elem_is_seq = t->kind == GE_TYPE_SEQUENCE;
     return GE_OK;
   }
+  /* an empty optional: its element type is the `type` attribute (a TYPE_PROTO) */
+  const ge_attr_value *ta = ge_node_attr(c->node, "type");
+  if (ta && ta->type_attr) {
+    const ge_type *ty = ta->type_attr;
+    if (ty->kind == GE_TYPE_OPTIONAL || ty->kind == GE_TYPE_UNKNOWN)
+      return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "attribute 'type' must be a tensor or sequence type");
+    set_kind(c, 0, GE_TYPE_OPTIONAL, ty->dtype, &ty->shape);
+    c->out[0].elem_is_seq = ty->kind == GE_TYPE_SEQUENCE;
+    return GE_OK;
+  }
   set_kind(c, 0, GE_TYPE_OPTIONAL, GE_F32, NULL);
   return GE_OK;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/autodiff.h"
 #include "compiler/inline.h"
 #include "compiler/program.h"
 #include "passes/pass.h"
@@ -155,6 +156,7 @@ ge_status ge_session_add_graph(ge_session *s, uint32_t graph_id, const ge_graph 
   e->id = graph_id;
   ge_status st = ge_graph_clone(g, NULL, &e->g);
   if (st == GE_OK) st = ge_graph_inline_functions(e->g); /* model-local functions */
+  if (st == GE_OK) st = ge_graph_expand_gradients(e->g); /* Gradient nodes: autodiff */
   if (st == GE_OK) st = ge_graph_toposort(e->g);
   if (st == GE_OK) st = run_passes(s, e->g);
   if (st == GE_OK) st = scan_graph(s, e);

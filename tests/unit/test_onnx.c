@@ -839,9 +839,9 @@ static void test_attr_kinds(void **state) {
   assert_string_equal(ge_node_attr(add, "ref")->ref_attr_name, "outer_attr");
   ge_graph_free(g);
   roundtrip_check(m);
-  /* TYPE_PROTO attributes are rejected naming the node */
+  /* a TYPE_PROTO attribute without its type is rejected naming the node */
   node_attr(n, "tp", GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO);
-  assert_int_equal(load_mem(m, NULL, &g), GE_ERR_UNSUPPORTED);
+  assert_int_equal(load_mem(m, NULL, &g), GE_ERR_PARSE);
   assert_true(msg_has("add0"));
 }
 

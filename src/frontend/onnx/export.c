@@ -104,7 +104,7 @@ static ge_status ex_shape(ex *e, const ge_graph *g, const ge_shape *s,
   sp->dim = EX_ARR(e, GeOnnx__TensorShapeProto__Dimension *, rank);
   GeOnnx__TensorShapeProto__Dimension *dims = EX_ARR(e, GeOnnx__TensorShapeProto__Dimension, rank);
   if (!sp->dim || !dims) return ex_oom();
-  const ge_graph *r = root_of(g);
+  const ge_graph *r = g ? root_of(g) : NULL;
   for (size_t i = 0; i < rank; i++) {
     GeOnnx__TensorShapeProto__Dimension *d = &dims[i];
     ge_onnx__tensor_shape_proto__dimension__init(d);
@@ -112,7 +112,7 @@ static ge_status ex_shape(ex *e, const ge_graph *g, const ge_shape *s,
     if (v >= 0) {
       d->value_case = GE_ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
       d->dim_value = v;
-    } else if (v <= -2 && GE_DIM_SYM_ID(v) < r->n_syms && r->syms[GE_DIM_SYM_ID(v)]) {
+    } else if (v <= -2 && r && GE_DIM_SYM_ID(v) < r->n_syms && r->syms[GE_DIM_SYM_ID(v)]) {
       d->value_case = GE_ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
       d->dim_param = r->syms[GE_DIM_SYM_ID(v)];
     }
@@ -199,7 +199,8 @@ static ge_status ex_value_info(ex *e, const ge_graph *g, const ge_value *v,
 
 static ge_status ex_graph(ex *e, const ge_graph *g, int depth, GeOnnx__GraphProto **out);
 
-static ge_status ex_attr(ex *e, const ge_attr_value *a, int depth, GeOnnx__AttributeProto **out) {
+static ge_status ex_attr(ex *e, const ge_graph *g, const ge_attr_value *a, int depth,
+                         GeOnnx__AttributeProto **out) {
   GeOnnx__AttributeProto *ap = EX_NEW(e, GeOnnx__AttributeProto);
   if (!ap) return ex_oom();
   ge_onnx__attribute_proto__init(ap);
@@ -210,6 +211,20 @@ static ge_status ex_attr(ex *e, const ge_attr_value *a, int depth, GeOnnx__Attri
   switch (a->kind) {
     case GE_ATTR_KIND_UNDEFINED:
       ap->has_type = 0;
+      if (a->type_attr) { /* a TYPE_PROTO attribute */
+        ge_type ty = *a->type_attr;
+        if (!g) /* no symbol table to name symbolic dims with */
+          for (int32_t d = 0; d < ty.shape.rank && d < GE_MAX_RANK; d++)
+            if (ty.shape.dims[d] < 0) ty.shape.dims[d] = GE_DIM_UNKNOWN;
+        if (ty.kind == GE_TYPE_TENSOR && ty.dtype >= GE_DTYPE_COUNT && ty.shape.rank < 0) {
+          /* nothing known: an empty tensor type */
+          GE_CHECK(ex_tensor_type(e, g, ty.dtype, &ty.shape, &ap->tp));
+        } else {
+          GE_CHECK(ex_type(e, g, &ty, &ap->tp));
+        }
+        ap->has_type = 1;
+        ap->type = GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO;
+      }
       break;
     case GE_ATTR_KIND_FLOAT:
       ap->type = GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
@@ -307,7 +322,7 @@ static ge_status ex_nodes(ex *e, const ge_graph *g, int depth, size_t *n_out,
     for (size_t k = 0; k < n->n_inputs; k++) np->input[k] = (char *)vname(g, n->inputs[k]);
     for (size_t k = 0; k < n->n_outputs; k++) np->output[k] = (char *)vname(g, n->outputs[k]);
     for (size_t k = 0; k < n->n_attrs; k++) {
-      ge_status st = ex_attr(e, &n->attrs[k], depth, &np->attribute[k]);
+      ge_status st = ex_attr(e, g, &n->attrs[k], depth, &np->attribute[k]);
       if (st != GE_OK) {
         char desc[320];
         return ge_error_prefix(st, "%s: ", ge_node_desc(n, desc, sizeof desc));
@@ -446,7 +461,7 @@ static ge_status ex_function(ex *e, const ge_function *f, GeOnnx__FunctionProto 
   fp->attribute_proto = EX_ARR(e, GeOnnx__AttributeProto *, f->n_attr_defaults);
   if (!fp->attribute_proto) return ex_oom();
   for (size_t i = 0; i < f->n_attr_defaults; i++)
-    GE_CHECK(ex_attr(e, &f->attr_defaults[i], 1, &fp->attribute_proto[i]));
+    GE_CHECK(ex_attr(e, f->body, &f->attr_defaults[i], 1, &fp->attribute_proto[i]));
   *out = fp;
   return GE_OK;
 }

@@ -656,6 +656,7 @@ static ge_status imp_attr(const imp *im, ge_graph *g, const GeOnnx__AttributePro
     else if (ap->n_tensors) type = GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
     else if (ap->n_graphs) type = GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
     else if (ap->n_sparse_tensors) type = GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS;
+    else if (ap->tp) type = GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO;
     else if (!ap->ref_attr_name)
       return ge_error(GE_ERR_PARSE, "%s: %s attribute '%s' has no type and no value", im->label,
                       nl, an);
@@ -762,6 +763,16 @@ static ge_status imp_attr(const imp *im, ge_graph *g, const GeOnnx__AttributePro
       }
       break;
     case GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
+      /* kept as a ge_type beside an UNDEFINED kind (Optional's `type`) */
+      a->kind = GE_ATTR_KIND_UNDEFINED;
+      if (!ap->tp) {
+        st = ge_error(GE_ERR_PARSE, "%s: %s is a TYPE_PROTO without a type", im->label, what);
+        goto fail;
+      }
+      if (!(a->type_attr = malloc(sizeof *a->type_attr))) goto nomem;
+      st = imp_type(im, g, ap->tp, what, a->type_attr);
+      if (st != GE_OK) goto fail;
+      break;
     case GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
       st = ge_error(GE_ERR_UNSUPPORTED, "%s: %s holds a TypeProto, which ge does not support",
                     im->label, what);

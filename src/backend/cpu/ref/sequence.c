@@ -377,15 +377,44 @@ static ge_status run_seq_map(const void *state, ge_kctx *c) {
 
 /* ------------------------------------------------------------------ optionals */
 
+/* The element type of an empty optional, from the `type` attribute (TYPE_PROTO). */
+typedef struct optional_state {
+  ge_dtype dtype;
+  bool is_seq;
+} optional_state;
+
+static ge_status prepare_optional(const ge_prepare_ctx *p, void **state) {
+  optional_state *o = calloc(1, sizeof *o);
+  if (!o) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  o->dtype = GE_F32;
+  const ge_attr_value *a = ge_node_attr(p->node, "type");
+  if (a && a->type_attr) {
+    const ge_type *ty = a->type_attr;
+    if ((ty->kind != GE_TYPE_TENSOR && ty->kind != GE_TYPE_SEQUENCE) || ty->dtype >= GE_DTYPE_COUNT) {
+      free(o);
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED,
+                             "attribute 'type' must be a tensor or sequence type with a known element type");
+    }
+    o->dtype = ty->dtype;
+    o->is_seq = ty->kind == GE_TYPE_SEQUENCE;
+  }
+  *state = o;
+  return GE_OK;
+}
+
+static void release_optional(void *state) { free(state); }
+
 static ge_status run_optional(const void *state, ge_kctx *c) {
-  (void)state;
+  const optional_state *o = state;
   const ge_tensor *x = c->node->n_inputs ? c->in[0] : NULL;
   const ge_seqval *xs = ge_value_seq(x);
   if (xs && xs->kind == GE_TYPE_OPTIONAL)
     return ge_kctx_fail(c, GE_ERR_INVALID_ARGUMENT, "input 0 is already an optional");
   ge_tensor *t = NULL, *it = NULL;
   ge_seqval *s = NULL;
-  GE_CHECK(new_value(c, GE_TYPE_OPTIONAL, x ? (xs ? xs->elem : x->dtype) : GE_F32, xs != NULL, &t, &s));
+  ge_dtype edt = x ? (xs ? xs->elem : x->dtype) : (o ? o->dtype : GE_F32);
+  bool eseq = x ? xs != NULL : (o && o->is_seq);
+  GE_CHECK(new_value(c, GE_TYPE_OPTIONAL, edt, eseq, &t, &s));
   ge_status st = GE_OK;
   if (x) {
     st = ge_value_clone(x, &it);
@@ -430,7 +459,7 @@ const ge_kernel_def ge_ref_kernels_sequence[] = {
     {"", "SplitToSequence", 11, 0, K(NULL, run_split_to_seq, NULL)},
     {"", "ConcatFromSequence", 11, 0, K(NULL, run_concat_from_seq, NULL)},
     {"", "SequenceMap", 17, 0, K(prepare_map, run_seq_map, release_map)},
-    {"", "Optional", 15, 0, K(NULL, run_optional, NULL)},
+    {"", "Optional", 15, 0, K(prepare_optional, run_optional, release_optional)},
     {"", "OptionalHasElement", 15, 0, K(NULL, run_opt_has, NULL)},
     {"", "OptionalGetElement", 15, 0, K(NULL, run_opt_get, NULL)},
     {NULL, NULL, 0, 0, {NULL, NULL, NULL, false}},
