@@ -38,10 +38,12 @@ static const ge_kernel_def *const families[] = {
 };
 
 extern const ge_kernel_def ge_fast_kernels_dnnl[];
+extern const ge_kernel_def ge_fast_kernels_fast[];
 
 /* Tried before the reference kernels, in this order. */
 static const ge_kernel_def *const fast_families[] = {
     ge_fast_kernels_dnnl,
+    ge_fast_kernels_fast,
 };
 
 static bool domain_eq(const char *a, const char *b) {

@@ -5,10 +5,14 @@
  *   input 0 shape is not static, or any non-float32 tensor, is declined: GE_ERR_UNSUPPORTED, and
  *   the reference kernel runs it).  Constant weights and biases are reordered ("packed") into the
  *   layout the primitive picked (format_tag any) at prepare time and owned by the state.
- * - Layout: ge tensors are plain row-major (NCHW).  Convolutions let oneDNN pick its own
- *   activation layout (usually nChw16c/nChw8c) and reorder the input in and the output out per
- *   run inside the kernel; the other primitives work on the plain layout directly.  Activations
- *   do not yet stay blocked between consecutive oneDNN ops.
+ * - Layout: ge tensors are plain row-major (NCHW), except float32 images that flow only between
+ *   oneDNN convolutions, poolings and channel Concats: those are channels-last (NHWC, what the
+ *   brgemm convolutions want), written so by their producer and read so by their consumers with
+ *   no reorder (dnnl_layout.h: the agreement, and the wrapped reference kernel for a participant
+ *   oneDNN declines).  Elsewhere convolutions let oneDNN pick its activation layout and reorder
+ *   in and out per run; the other primitives work on the plain layout directly.
+ * - MatMul with a B that has no batch dims (a weight) folds A's batch dims into M, so that B is
+ *   a 2-D operand packed once at prepare time.
  * - Threads: the primitive is created with the calling thread's OpenMP team size set to
  *   ge.intraOpThreads (p->intra_threads) and each run sets it to ctx->threads for the duration
  *   of the call (omp_set_num_threads in the calling thread, restored afterwards), so with N
@@ -20,9 +24,10 @@
  *   (pooling/norms/softmax: bf16 -> bf16); the reorders of ge_dn_add_arg convert.  Each *_impl
  *   takes that data type; ge_dn_lowp_prepare (dnnl_lowp.c) falls back to float32 where the
  *   processor or oneDNN cannot do it fast.
- * - Concurrency: a state is read-only after prepare.  Primitives use the user scratchpad mode;
- *   every run allocates one buffer for the scratchpad and the reordered activations and creates
- *   its own stream and memory objects, so concurrent runs of one plan share nothing mutable.
+ * - Concurrency: a state is read-only after prepare, except its run-buffer cache (scratchpad
+ *   and reordered activations), which one run at a time holds (try-lock); a concurrent run of
+ *   the same plan allocates its own buffer.  Every run creates its own stream and memory
+ *   objects, so concurrent runs of one plan share nothing else mutable.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -71,6 +71,13 @@ bool ge_dn_value_nhwc(const ge_graph *g, int32_t v, const ge_type *t) {
   if (!prod || prod->n_outputs < 1 || prod->outputs[0] != v || !single_output(prod)) return false;
   int rank = t->shape.rank;
   if (!is_conv(prod) && !is_pool(prod, false) && !is_channel_concat(prod, rank)) return false;
+  /* a producer on constants may be folded at compile time: keep such values plain */
+  bool all_const = true;
+  for (size_t k = 0; k < prod->n_inputs && all_const; k++) {
+    int32_t in = prod->inputs[k];
+    if (in >= 0 && (size_t)in < g->n_values && g->values[in].kind != GE_VALUE_CONSTANT) all_const = false;
+  }
+  if (all_const) return false;
   /* every use */
   size_t uses = 0;
   for (size_t i = 0; i < g->n_nodes; i++) {

@@ -1,0 +1,461 @@
+/* The fp32 speed work against plain references:
+ *   - channels-last activations between oneDNN kernels (src/backend/cpu/dnnl/dnnl_layout.c):
+ *     the agreement predicate on hand-made graphs; the layout conversion; and whole CNN graphs
+ *     (residual FusedConv, pools, depthwise, a convolution whose oneDNN kernel declines and runs
+ *     as the wrapped reference kernel) compared with the same graph where every intermediate is
+ *     also a graph output (so every tensor stays plain row-major), at 1 and 2 threads, on odd
+ *     sizes;
+ *   - the cached per-state run buffer: many runs of one session, and runs from two threads at
+ *     once, give the same results;
+ *   - every kernel of the fast family (src/backend/cpu/fast/) against the reference kernel of
+ *     its op on random shapes with odd sizes, tails and broadcasts, and the vectorised exp
+ *     against libm. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/dnnl/dnnl_layout.h"
+#include "backend/cpu/fast/fast_math.h"
+#include "helpers/ops_harness.h"
+#include "ir/ir.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static float frand(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (float)((rng >> 40) / (double)(1 << 24)) * 2.0f - 1.0f;
+}
+
+static ge_tensor *rand_t(const int64_t *d, size_t r, float scale) {
+  size_t n = 1;
+  for (size_t i = 0; i < r; i++) n *= (size_t)d[i];
+  float *v = malloc((n + 1) * sizeof(float));
+  assert_non_null(v);
+  for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
+  ge_tensor *t = ge_test_tensor_f32(d, r, v);
+  free(v);
+  return t;
+}
+
+/* ------------------------------------------------------------------ layout conversion */
+
+static void test_nchw_nhwc_roundtrip(void **unused) {
+  (void)unused;
+  size_t n = 2, c = 5, sp = 7 * 3, tot = n * c * sp;
+  float *a = malloc(tot * sizeof *a), *b = malloc(tot * sizeof *b), *r = malloc(tot * sizeof *r);
+  assert_true(a && b && r);
+  for (size_t i = 0; i < tot; i++) a[i] = (float)i;
+  ge_dn_nchw_nhwc(b, a, n, c, sp, true);
+  /* element (1, 3, 4) of NCHW is at (1, 4, 3) in NHWC */
+  assert_true(b[1 * c * sp + 4 * c + 3] == a[1 * c * sp + 3 * sp + 4]);
+  ge_dn_nchw_nhwc(r, b, n, c, sp, false);
+  assert_memory_equal(a, r, tot * sizeof *a);
+  free(a);
+  free(b);
+  free(r);
+}
+
+/* ------------------------------------------------------------------ the predicate */
+
+static int32_t vid(const ge_graph *g, const char *name) {
+  int32_t v = ge_graph_find_value(g, name);
+  assert_true(v >= 0);
+  return v;
+}
+
+static void test_predicate(void **unused) {
+  (void)unused;
+  ge_graph *g = NULL;
+  assert_int_equal(ge_graph_create("p", &g), GE_OK);
+  int64_t xd[] = {1, 4, 6, 6}, wd[] = {4, 4, 1, 1};
+  assert_int_equal(ge_graph_add_input(g, "x", GE_F32, xd, 4), GE_OK);
+  ge_tensor *w = rand_t(wd, 4, 1.f);
+  assert_int_equal(ge_graph_add_constant(g, "w", w), GE_OK);
+  const char *c1i[] = {"x", "w"}, *c1o[] = {"a"};
+  const char *c2i[] = {"a", "w"}, *c2o[] = {"b"};
+  const char *r1i[] = {"b"}, *r1o[] = {"c"};
+  const char *c3i[] = {"b", "w"}, *c3o[] = {"d"};
+  const char *c4i[] = {"d", "w"}, *c4o[] = {"e"};
+  assert_int_equal(ge_graph_add_node(g, "Conv", "c1", c1i, 2, c1o, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_node(g, "Conv", "c2", c2i, 2, c2o, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_node(g, "Relu", "r1", r1i, 1, r1o, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_node(g, "Conv", "c3", c3i, 2, c3o, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_node(g, "Conv", "c4", c4i, 2, c4o, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_output(g, "c"), GE_OK);
+  assert_int_equal(ge_graph_add_output(g, "e"), GE_OK);
+  ge_type t = ge_test_type(GE_F32, xd, 4);
+  /* a: Conv -> Conv only */
+  assert_true(ge_dn_value_nhwc(g, vid(g, "a"), &t));
+  /* b: read by a Relu too */
+  assert_false(ge_dn_value_nhwc(g, vid(g, "b"), &t));
+  /* d: Conv -> Conv */
+  assert_true(ge_dn_value_nhwc(g, vid(g, "d"), &t));
+  /* graph outputs and graph inputs stay plain */
+  assert_false(ge_dn_value_nhwc(g, vid(g, "e"), &t));
+  assert_false(ge_dn_value_nhwc(g, vid(g, "x"), &t));
+  /* not float32, not static, rank 2 */
+  ge_type ti = ge_test_type(GE_I32, xd, 4);
+  assert_false(ge_dn_value_nhwc(g, vid(g, "a"), &ti));
+  int64_t dyn[] = {GE_DIM_UNKNOWN, 4, 6, 6};
+  ge_type td = ge_test_type(GE_F32, dyn, 4);
+  assert_false(ge_dn_value_nhwc(g, vid(g, "a"), &td));
+  ge_type t2 = ge_test_type(GE_F32, xd, 2);
+  assert_false(ge_dn_value_nhwc(g, vid(g, "a"), &t2));
+  assert_false(ge_dn_value_nhwc(g, -1, &t));
+  assert_false(ge_dn_value_nhwc(NULL, 0, &t));
+  ge_graph_free(g);
+  ge_tensor_free(w);
+}
+
+/* ------------------------------------------------------------------ whole graphs */
+
+typedef struct cnn {
+  ge_graph *g;
+  ge_tensor *consts[16];
+  size_t n_consts;
+} cnn;
+
+static void add_const(cnn *c, const char *name, const int64_t *d, size_t r, float scale) {
+  ge_tensor *t = rand_t(d, r, scale);
+  assert_int_equal(ge_graph_add_constant(c->g, name, t), GE_OK);
+  c->consts[c->n_consts++] = t;
+}
+
+static void node(cnn *c, const char *op, const char *name, const char *const *in, size_t n_in, const char *out,
+                 const ge_attr *attrs, size_t na) {
+  const char *outs[] = {out};
+  assert_int_equal(ge_graph_add_node(c->g, op, name, in, n_in, outs, 1, attrs, na), GE_OK);
+}
+
+/* x [1, C, H, W] -> Conv3x3+Relu -> Conv1x1 + residual, Relu -> MaxPool -> Conv3x3 (C2) ->
+   Conv1x1 with run-time weights (oneDNN declines: the wrapped reference kernel runs it) ->
+   depthwise Conv3x3 -> AveragePool -> Conv -> GlobalAveragePool.
+   expose: every intermediate is a graph output too (all tensors stay plain). */
+static void build_cnn(cnn *c, int64_t C, int64_t H, int64_t W, int64_t C2, bool expose) {
+  memset(c, 0, sizeof *c);
+  rng = 0x2545f4914f6cdd1dull; /* same weights for both variants */
+  assert_int_equal(ge_graph_create("cnn", &c->g), GE_OK);
+  int64_t xd[] = {1, C, H, W};
+  assert_int_equal(ge_graph_add_input(c->g, "x", GE_F32, xd, 4), GE_OK);
+  int64_t w4d[] = {C2 / 2, C2, 1, 1};
+  assert_int_equal(ge_graph_add_input(c->g, "w4", GE_F32, w4d, 4), GE_OK);
+  int64_t w1[] = {16, C, 3, 3}, b1[] = {16}, w2[] = {16, 16, 1, 1}, w3[] = {C2, 16, 3, 3};
+  int64_t w5[] = {C2 / 2, 1, 3, 3}, w6[] = {C2, C2 / 2, 1, 1};
+  add_const(c, "w1", w1, 4, 0.3f);
+  add_const(c, "b1", b1, 1, 0.1f);
+  add_const(c, "w2", w2, 4, 0.3f);
+  add_const(c, "w3", w3, 4, 0.2f);
+  add_const(c, "w5", w5, 4, 0.3f);
+  add_const(c, "w6", w6, 4, 0.3f);
+  int64_t pads1[] = {1, 1, 1, 1}, k2[] = {2, 2}, k3[] = {3, 3}, s2[] = {2, 2}, s1[] = {1, 1};
+  ge_attr pad_attr[] = {GE_ATTR_INTS("pads", pads1, 4)};
+  ge_attr dw_attr[] = {GE_ATTR_INTS("pads", pads1, 4), GE_ATTR_INT("group", C2 / 2)};
+  ge_attr mp_attr[] = {GE_ATTR_INTS("kernel_shape", k2, 2), GE_ATTR_INTS("strides", s2, 2)};
+  ge_attr ap_attr[] = {GE_ATTR_INTS("kernel_shape", k3, 2), GE_ATTR_INTS("strides", s1, 2),
+                       GE_ATTR_INTS("pads", pads1, 4)};
+  node(c, "Conv", "c1", (const char *[]){"x", "w1", "b1"}, 3, "c1", pad_attr, 1);
+  node(c, "Relu", "r1", (const char *[]){"c1"}, 1, "r1", NULL, 0);
+  node(c, "Conv", "c2", (const char *[]){"r1", "w2"}, 2, "c2", NULL, 0);
+  node(c, "Add", "add", (const char *[]){"c2", "r1"}, 2, "add", NULL, 0);
+  node(c, "Relu", "r2", (const char *[]){"add"}, 1, "r2", NULL, 0);
+  node(c, "MaxPool", "mp", (const char *[]){"r2"}, 1, "mp", mp_attr, 2);
+  node(c, "Conv", "c3", (const char *[]){"mp", "w3"}, 2, "c3", pad_attr, 1);
+  node(c, "Conv", "c4", (const char *[]){"c3", "w4"}, 2, "c4", NULL, 0);
+  node(c, "Conv", "c5", (const char *[]){"c4", "w5"}, 2, "c5", dw_attr, 2);
+  node(c, "AveragePool", "ap", (const char *[]){"c5"}, 1, "ap", ap_attr, 3);
+  node(c, "Conv", "c6", (const char *[]){"ap", "w6"}, 2, "c6", NULL, 0);
+  node(c, "GlobalAveragePool", "gap", (const char *[]){"c6"}, 1, "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(c->g, "y"), GE_OK);
+  if (expose) {
+    const char *mids[] = {"c1", "r1", "c2", "add", "r2", "mp", "c3", "c4", "c5", "ap", "c6"};
+    for (size_t i = 0; i < sizeof mids / sizeof mids[0]; i++)
+      assert_int_equal(ge_graph_add_output(c->g, mids[i]), GE_OK);
+  }
+}
+
+static void free_cnn(cnn *c) {
+  ge_graph_free(c->g);
+  for (size_t i = 0; i < c->n_consts; i++) ge_tensor_free(c->consts[i]);
+}
+
+static ge_tensor *run_graph(ge_graph *g, int threads, ge_tensor *const *in, size_t n_in, size_t n_out) {
+  char th[8];
+  snprintf(th, sizeof th, "%d", threads);
+  ge_option opts[] = {{"ge.intraOpThreads", th}};
+  ge_session *s = NULL;
+  assert_int_equal(ge_session_create(opts, 1, &s), GE_OK);
+  assert_int_equal(ge_session_add_graph(s, 1, g), GE_OK);
+  ge_tensor *outs[16] = {0};
+  assert_true(n_out <= 16);
+  ge_status st = ge_session_run_graph(s, 1, in, n_in, outs, n_out);
+  if (st != GE_OK) fprintf(stderr, "run: %s\n", ge_last_error());
+  assert_int_equal(st, GE_OK);
+  /* a second run reuses the cached buffers: same result */
+  ge_tensor *again[16] = {0};
+  assert_int_equal(ge_session_run_graph(s, 1, in, n_in, again, n_out), GE_OK);
+  assert_int_equal(outs[0]->nbytes, again[0]->nbytes);
+  assert_memory_equal(outs[0]->data, again[0]->data, outs[0]->nbytes);
+  for (size_t i = 1; i < n_out; i++) {
+    ge_tensor_free(outs[i]);
+    ge_tensor_free(again[i]);
+  }
+  ge_tensor_free(again[0]);
+  ge_session_free(s);
+  return outs[0];
+}
+
+static void check_cnn(int64_t C, int64_t H, int64_t W, int64_t C2, int threads) {
+  int64_t xd[] = {1, C, H, W}, w4d[] = {C2 / 2, C2, 1, 1};
+  ge_tensor *x = rand_t(xd, 4, 1.f), *w4 = rand_t(w4d, 4, 0.3f);
+  ge_tensor *in[] = {x, w4};
+  cnn a, b;
+  build_cnn(&a, C, H, W, C2, false);
+  build_cnn(&b, C, H, W, C2, true);
+  ge_tensor *ya = run_graph(a.g, threads, in, 2, 1);
+  ge_tensor *yb = run_graph(b.g, threads, in, 2, 12);
+  assert_int_equal(ya->numel, (size_t)C2);
+  assert_int_equal(yb->numel, (size_t)C2);
+  const float *pa = ya->data, *pb = yb->data;
+  for (size_t i = 0; i < ya->numel; i++) {
+    float d = fabsf(pa[i] - pb[i]), tol = 1e-4f + 1e-3f * fabsf(pb[i]);
+    if (!(d <= tol)) fail_msg("C=%lld H=%lld W=%lld C2=%lld threads %d: y[%zu] %g vs plain %g", (long long)C,
+                              (long long)H, (long long)W, (long long)C2, threads, i, pa[i], pb[i]);
+  }
+  ge_tensor_free(ya);
+  ge_tensor_free(yb);
+  free_cnn(&a);
+  free_cnn(&b);
+  ge_tensor_free(x);
+  ge_tensor_free(w4);
+}
+
+static void test_cnn_channels_last(void **unused) {
+  (void)unused;
+  check_cnn(3, 9, 11, 24, 1);
+  check_cnn(5, 13, 7, 18, 2);
+  check_cnn(16, 8, 8, 32, 2);
+  check_cnn(1, 5, 6, 6, 1);
+}
+
+/* two threads run one session at once: the cached buffer is never shared */
+typedef struct par_arg {
+  ge_session *s;
+  ge_tensor *const *in;
+  ge_tensor *out;
+  ge_status st;
+} par_arg;
+
+static void *par_run(void *p) {
+  par_arg *a = p;
+  for (int i = 0; i < 4 && a->st == GE_OK; i++) {
+    ge_tensor_free(a->out);
+    a->out = NULL;
+    a->st = ge_session_run_graph(a->s, 1, a->in, 2, &a->out, 1);
+  }
+  return NULL;
+}
+
+static void test_concurrent_runs(void **unused) {
+  (void)unused;
+  int64_t xd[] = {1, 4, 12, 10}, w4d[] = {8, 16, 1, 1};
+  ge_tensor *x = rand_t(xd, 4, 1.f), *w4 = rand_t(w4d, 4, 0.3f);
+  ge_tensor *in[] = {x, w4};
+  cnn a;
+  build_cnn(&a, 4, 12, 10, 16, false);
+  ge_tensor *ref = run_graph(a.g, 1, in, 2, 1);
+  ge_option opts[] = {{"ge.intraOpThreads", "1"}};
+  ge_session *s = NULL;
+  assert_int_equal(ge_session_create(opts, 1, &s), GE_OK);
+  assert_int_equal(ge_session_add_graph(s, 1, a.g), GE_OK);
+  assert_int_equal(ge_session_build_graph(s, 1), GE_OK);
+  par_arg pa[2] = {{s, in, NULL, GE_OK}, {s, in, NULL, GE_OK}};
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&t[i], NULL, par_run, &pa[i]), 0);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(pa[i].st, GE_OK);
+    assert_int_equal(pa[i].out->nbytes, ref->nbytes);
+    assert_memory_equal(pa[i].out->data, ref->data, ref->nbytes);
+    ge_tensor_free(pa[i].out);
+  }
+  ge_session_free(s);
+  ge_tensor_free(ref);
+  free_cnn(&a);
+  ge_tensor_free(x);
+  ge_tensor_free(w4);
+}
+
+/* ------------------------------------------------------------------ fast kernels vs reference */
+
+#define MAX_IO 6
+
+static void test_fast_expf(void **unused) {
+  (void)unused;
+  for (float x = -100.f; x <= 88.f; x += 0.0137f) {
+    float e = ge_fast_expf(x), r = expf(x);
+    if (x < -87.f) {
+      assert_true(e == 0.f);
+      continue;
+    }
+    if (!(fabsf(e - r) <= 4e-7f * r)) fail_msg("exp(%g): %.9g vs libm %.9g", x, e, r);
+  }
+  assert_true(ge_fast_expf(-INFINITY) == 0.f);
+  assert_true(isnan(ge_fast_expf(NAN)));
+}
+
+/* Builds one node on inputs of the given shapes, infers, then prepares and runs every fast
+   candidate and the reference kernel; outputs must agree.  The fast family must accept it. */
+static void check_fast_op(const char *domain_op, const ge_attr *attrs, size_t na, ge_tensor *const *in, size_t n_in,
+                          double tol) {
+  ge_graph *g = NULL;
+  assert_int_equal(ge_graph_create("t", &g), GE_OK);
+  const char *in_names[MAX_IO];
+  char ib[MAX_IO][24];
+  ge_type in_t[MAX_IO], out_t[1];
+  ge_infer_input ins[MAX_IO];
+  memset(ins, 0, sizeof ins);
+  for (size_t i = 0; i < n_in; i++) {
+    snprintf(ib[i], sizeof ib[i], "i%zu", i);
+    in_names[i] = ib[i];
+    assert_int_equal(ge_graph_add_input(g, ib[i], GE_F32, in[i]->dims, (size_t)in[i]->rank), GE_OK);
+    in_t[i] = ge_test_type(GE_F32, in[i]->dims, in[i]->rank);
+    ins[i].present = true;
+    ins[i].type = &in_t[i];
+  }
+  const char *outs[] = {"y"};
+  assert_int_equal(ge_graph_add_node(g, domain_op, "n", in_names, n_in, outs, 1, attrs, na), GE_OK);
+  ge_node *nd = &g->nodes[g->n_nodes - 1];
+  ge_infer_ctx ic = {.graph = g, .node = nd, .opset = nd->opset, .n_in = n_in, .n_out = 1, .in = ins, .out = out_t};
+  ge_status st = ge_op_infer(&ic);
+  if (st != GE_OK) fprintf(stderr, "infer: %s\n", ge_last_error());
+  assert_int_equal(st, GE_OK);
+  const ge_kernel *cand[8];
+  size_t nc = ge_cpu_find_kernels(nd->domain, nd->op_type, nd->opset, cand, 8);
+  const ge_kernel *ref = ge_cpu_find_kernel(nd->domain, nd->op_type, nd->opset);
+  assert_non_null(ref);
+  assert_true(nc >= 2);
+  ge_prepare_ctx pc = {.graph = g, .node = nd, .opset = nd->opset, .n_in = n_in, .n_out = 1, .in = ins,
+                       .out = out_t, .intra_threads = 2};
+  ge_tensor *ro = NULL;
+  assert_int_equal(ge_tensor_create_shape(GE_F32, &out_t[0].shape, &ro), GE_OK);
+  void *rs = NULL;
+  if (ref->prepare) assert_int_equal(ref->prepare(&pc, &rs), GE_OK);
+  ge_kctx kc = {.node = nd, .n_in = n_in, .n_out = 1, .in = in, .out = &ro, .threads = 2};
+  assert_int_equal(ref->run(rs, &kc), GE_OK);
+  bool accepted = false;
+  for (size_t k = 0; k + 1 < nc; k++) {
+    void *fs = NULL;
+    st = cand[k]->prepare ? cand[k]->prepare(&pc, &fs) : GE_OK;
+    if (st == GE_ERR_UNSUPPORTED) continue;
+    assert_int_equal(st, GE_OK);
+    accepted = true;
+    for (int threads = 1; threads <= 3; threads++) {
+      ge_tensor *fo = NULL;
+      assert_int_equal(ge_tensor_create_shape(GE_F32, &out_t[0].shape, &fo), GE_OK);
+      ge_kctx fc = {.node = nd, .n_in = n_in, .n_out = 1, .in = in, .out = &fo, .threads = threads};
+      st = cand[k]->run(fs, &fc);
+      if (st != GE_OK) fprintf(stderr, "%s: run: %s\n", domain_op, ge_last_error());
+      assert_int_equal(st, GE_OK);
+      const float *a = fo->data, *b = ro->data;
+      for (size_t i = 0; i < ro->numel; i++) {
+        bool same = (isnan(a[i]) && isnan(b[i])) || fabs((double)a[i] - b[i]) <= tol + tol * fabs((double)b[i]);
+        if (!same) fail_msg("%s threads %d: element %zu: fast %.7g reference %.7g", domain_op, threads, i, a[i], b[i]);
+      }
+      ge_tensor_free(fo);
+    }
+    if (cand[k]->release) cand[k]->release(fs);
+  }
+  assert_true(accepted);
+  if (ref->release && rs) ref->release(rs);
+  ge_tensor_free(ro);
+  ge_graph_free(g);
+}
+
+static void attn_case(const int64_t *qd, const int64_t *kd, const int64_t *vd, size_t r, const int64_t *md, size_t mr,
+                      float scale, bool mask_inf) {
+  ge_tensor *in[4] = {rand_t(qd, r, 1.f), rand_t(kd, r, 1.f), rand_t(vd, r, 1.f), NULL};
+  size_t n_in = 3;
+  if (md) {
+    in[3] = rand_t(md, mr, 2.f);
+    if (mask_inf) { /* some -inf entries, and a fully masked first row when the mask has rows */
+      float *m = in[3]->data;
+      for (size_t i = 0; i < in[3]->numel; i += 3) m[i] = -INFINITY;
+      if (mr >= 2 && md[mr - 2] > 1)
+        for (int64_t j = 0; j < md[mr - 1]; j++) m[j] = -INFINITY;
+    }
+    n_in = 4;
+  }
+  ge_attr at[] = {GE_ATTR_FLOAT("scale", scale)};
+  check_fast_op("ai.ge::Attention", at, 1, in, n_in, 2e-5);
+  for (size_t i = 0; i < 4; i++) ge_tensor_free(in[i]);
+}
+
+static void test_fast_attention(void **unused) {
+  (void)unused;
+  /* BERT-like: [B, H, M, D] x [B, H, D, N], mask [B, 1, 1, N] */
+  attn_case((int64_t[]){2, 3, 17, 8}, (int64_t[]){2, 3, 8, 19}, (int64_t[]){2, 3, 19, 5}, 4,
+            (int64_t[]){2, 1, 1, 19}, 4, 0.35f, false);
+  /* no mask, odd sizes, one head (fewer pairs than threads: threaded GEMMs) */
+  attn_case((int64_t[]){1, 33, 7}, (int64_t[]){1, 7, 41}, (int64_t[]){1, 41, 3}, 3, NULL, 0, 1.f, false);
+  /* batch broadcast: K and V shared across heads; a full [M, N] mask with -inf entries */
+  attn_case((int64_t[]){4, 5, 16}, (int64_t[]){1, 16, 35}, (int64_t[]){1, 35, 9}, 3, (int64_t[]){5, 35}, 2, 0.25f,
+            true);
+  /* rank 2, mask a scalar */
+  attn_case((int64_t[]){6, 4}, (int64_t[]){4, 6}, (int64_t[]){6, 6}, 2, (int64_t[]){1}, 1, 0.5f, false);
+  /* causal-like mask broadcast over batch, long rows (vector tails) */
+  attn_case((int64_t[]){3, 2, 9, 16}, (int64_t[]){3, 2, 16, 67}, (int64_t[]){3, 2, 67, 16}, 4,
+            (int64_t[]){1, 1, 9, 67}, 4, 0.125f, true);
+}
+
+static void concat_case(int64_t axis, const int64_t *chans, size_t n, size_t rank, const int64_t *rest) {
+  ge_tensor *in[MAX_IO] = {0};
+  for (size_t i = 0; i < n; i++) {
+    int64_t d[5] = {rest[0], chans[i], rest[1], rest[2], rest[3]};
+    in[i] = rand_t(d, rank, 1.f);
+  }
+  ge_attr at[] = {GE_ATTR_INT("axis", axis)};
+  check_fast_op("Concat", at, 1, in, n, 0);
+  for (size_t i = 0; i < n; i++) ge_tensor_free(in[i]);
+}
+
+static void test_fast_concat(void **unused) {
+  (void)unused;
+  concat_case(1, (int64_t[]){3, 5, 1, 16}, 4, 4, (int64_t[]){1, 7, 9, 1});
+  concat_case(-3, (int64_t[]){2, 7}, 2, 4, (int64_t[]){2, 5, 3, 1});
+  concat_case(1, (int64_t[]){4, 1, 9}, 3, 3, (int64_t[]){3, 11, 1, 1});
+  concat_case(1, (int64_t[]){2, 3}, 2, 5, (int64_t[]){1, 3, 2, 5});
+  concat_case(1, (int64_t[]){6}, 1, 4, (int64_t[]){1, 4, 4, 1});
+}
+
+static int setup(void **unused) {
+  (void)unused;
+  return ge_initialize(NULL, 0) == GE_OK ? 0 : -1;
+}
+
+static int teardown(void **unused) {
+  (void)unused;
+  ge_finalize();
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_nchw_nhwc_roundtrip),
+      cmocka_unit_test(test_predicate),
+      cmocka_unit_test(test_cnn_channels_last),
+      cmocka_unit_test(test_concurrent_runs),
+      cmocka_unit_test(test_fast_expf),
+      cmocka_unit_test(test_fast_attention),
+      cmocka_unit_test(test_fast_concat),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
