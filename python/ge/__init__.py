@@ -17,10 +17,11 @@ The shared library is loaded from $GE_LIBRARY, else python/ge/libge.so, else <re
 
 import os as _os
 
-# oneDNN's OpenMP threads would otherwise spin after every kernel, keeping cores busy between
-# runs; the policy is read when the OpenMP runtime loads, i.e. with libge below.  A value the
-# user set wins.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# oneDNN's OpenMP threads spin after every kernel, by default for milliseconds, keeping cores
+# busy between runs; the bound is read when the OpenMP runtime loads, i.e. with libge below.
+# Unless the user chose a policy, spin briefly (about a tenth of a millisecond), then sleep.
+if "OMP_WAIT_POLICY" not in _os.environ:
+    _os.environ.setdefault("GOMP_SPINCOUNT", "20000")
 
 from ._lib import (CallbackError, GeError, InternalError, InvalidArgument, NotFound,
                    OutOfMemory, ParseError, ShapeError, StateError, Unsupported, bfloat16,

@@ -30,6 +30,9 @@ typedef struct ge_kernel {
   ge_status (*run)(const void *state, ge_kctx *ctx);
   void (*release)(void *state);
   bool dynamic_output;
+  /* run writes every element of every output it is handed, so the executor need not zero
+     them first (by default outputs arrive zeroed) */
+  bool overwrites_outputs;
 } ge_kernel;
 
 /* What a kernel sees at run time. */

@@ -202,7 +202,7 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
         ge_shape_numel(&ty->shape, &t->numel);
         t->nbytes = t->numel * ge_dtype_size(t->dtype);
         t->data = arena + p->arena_offset[v];
-        if (t->nbytes) memset(t->data, 0, t->nbytes);
+        if (t->nbytes && !s->k->overwrites_outputs) memset(t->data, 0, t->nbytes);
         owned[v] = false;
       } else if (ty->kind == GE_TYPE_TENSOR && ty->dtype != GE_DTYPE_COUNT && ge_shape_is_static(&ty->shape)) {
         st = ge_tensor_init_alloc(&slots[v], ty->dtype, ty->shape.dims, ty->shape.rank);

@@ -6,6 +6,8 @@
 
 #include "cli.h"
 
+#define GE_DEFAULT_SPINCOUNT "20000"
+
 static void usage(FILE *f) {
   fprintf(f,
           "usage: ge COMMAND MODEL [options]\n"
@@ -28,13 +30,14 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-  /* oneDNN's OpenMP threads spin after each kernel unless told otherwise, and the policy is
-     read when the OpenMP runtime loads (before main): run again with it set, unless the user
-     chose one. */
-  if (!getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  /* oneDNN's OpenMP threads spin after each kernel, by default for milliseconds; the bound is
+     read when the OpenMP runtime loads (before main).  Unless the user chose a policy, run
+     again with a short spin (GOMP_SPINCOUNT, about a tenth of a millisecond) after which idle
+     threads sleep. */
+  if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) {
+    setenv("GOMP_SPINCOUNT", GE_DEFAULT_SPINCOUNT, 1);
     execv("/proc/self/exe", argv);
-    /* exec failed: carry on with the default policy */
+    /* exec failed: carry on with the runtime's default */
   }
   if (argc < 2) {
     usage(stderr);

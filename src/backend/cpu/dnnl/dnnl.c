@@ -718,7 +718,8 @@ static ge_status logsoftmax_prepare(const ge_prepare_ctx *p, void **state) { ret
 
 /* ------------------------------------------------------------------ table */
 
-#define DN_K(prep) {prep, ge_dn_run, ge_dn_release, false}
+/* oneDNN primitives write their whole destination (a residual input is copied in first) */
+#define DN_K(prep) {prep, ge_dn_run, ge_dn_release, false, true}
 
 const ge_kernel_def ge_fast_kernels_dnnl[] = {
     {"", "Conv", 1, 0, DN_K(conv_prepare)},
