@@ -1,6 +1,6 @@
 /* ge_graph_load / ge_graph_load_buffer: recognise a model file by its content and hand it to
- * the frontend that reads it.  ONNX ModelProto is imported; a TensorFlow GraphDef and a .gem
- * offline model are recognised and reported as not loadable here yet. */
+ * the frontend that reads it.  ONNX ModelProto and .gem offline models (frontend/gem.c) are
+ * imported; a TensorFlow GraphDef is recognised and reported as not loadable here yet. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "frontend/gem.h"
 #include "frontend/onnx/onnx.h"
 #include "ir/ir.h"
 
@@ -50,10 +51,7 @@ static ge_status load_any(const void *data, size_t size, const char *label, cons
                       "implemented yet",
                       label);
     case FMT_GEM:
-      return ge_error(GE_ERR_UNSUPPORTED,
-                      "%s: is a .gem offline model; loading .gem files as graphs is not "
-                      "implemented yet",
-                      label);
+      return ge_gem_import(data, size, label, base_dir, trim, drop, drop_ctx, out);
     default:
       return ge_error(GE_ERR_PARSE,
                       "%s: not a recognised model (expected ONNX, TensorFlow GraphDef or .gem)",

@@ -559,6 +559,9 @@ ge_status ge_graph_clone(const ge_graph *g, ge_graph *parent, ge_graph **out) {
   /* scalars and metadata */
   c->ir_version = g->ir_version;
   c->model_version = g->model_version;
+  c->optimized = g->optimized;
+  c->precision_mode = g->precision_mode;
+  c->opt_level = g->opt_level;
   c->producer_name = dup_opt(g->producer_name, &fail);
   c->producer_version = dup_opt(g->producer_version, &fail);
   c->model_domain = dup_opt(g->model_domain, &fail);

@@ -200,6 +200,10 @@ struct ge_graph {
   int64_t model_version;
   char **meta_keys, **meta_values;
   size_t n_meta;
+  /* a .gem offline model: the passes already ran (session skips them) with these settings */
+  bool optimized;
+  int precision_mode;      /* ge_precision_mode it was compiled with */
+  int opt_level;           /* ge.graphOptimizationLevel it was compiled with */
   /* value name -> id hash index */
   int32_t *index;
   size_t index_cap;
