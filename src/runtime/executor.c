@@ -139,6 +139,10 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
   ge_type *inf_out_t = calloc(max_out, sizeof *inf_out_t);
   ge_status st = GE_OK;
   char where[256];
+  ge_obs_run obs;
+  ge_status obs_st = ge_obs_run_begin(env ? env->obs : NULL, p, &obs);
+  if (obs_st != GE_OK) st = obs_st;
+  if (st != GE_OK) goto done;
   if (!slots || !owned || !in_ptrs || !out_ptrs || !inf_in || !inf_in_t || !inf_out_t ||
       !arena) {
     st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory starting a run");
@@ -224,8 +228,13 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
     ge_kctx kc = {.node = s->node, .n_in = s->n_in, .n_out = s->n_out, .in = in_ptrs,
                   .out = out_ptrs, .threads = p->opts.intra_threads,
                   .exec = env ? env->fx : NULL};
+    uint64_t t0 = obs.obs ? ge_obs_now_ns() : 0;
     st = s->k->run(s->state, &kc);
     if (st != GE_OK) goto done;
+    if (obs.obs) {
+      st = ge_obs_step_done(&obs, si, t0, ge_obs_now_ns(), out_ptrs);
+      if (st != GE_OK) goto done;
+    }
     for (uint32_t d = 0; d < s->n_dead; d++) {
       uint32_t v = s->dead[d];
       if (owned[v]) ge_tensor_release_storage(&slots[v]);
@@ -255,6 +264,14 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
     }
 
 done:
+  obs_st = ge_obs_run_end(&obs);
+  if (st == GE_OK && obs_st != GE_OK) {
+    st = obs_st;
+    for (size_t i = 0; i < n_out; i++) {
+      ge_tensor_free(outputs[i]);
+      outputs[i] = NULL;
+    }
+  }
   if (slots && owned)
     for (size_t v = 0; v < p->n_slots; v++)
       if (owned[v]) ge_tensor_release_storage(&slots[v]);

@@ -4,6 +4,7 @@
 #define GE_RUNTIME_EXECUTOR_H
 
 #include "compiler/program.h"
+#include "runtime/profiler.h"
 #include "runtime/run_fx.h"
 
 typedef struct ge_run_env {
@@ -11,6 +12,7 @@ typedef struct ge_run_env {
   const uint32_t *var_slots;   /* value ids of the plan's graph (kind GE_VALUE_VARIABLE) */
   const ge_tensor *var_values; /* views of the values this run reads */
   ge_run_fx *fx;               /* where kernels record side effects; NULL: dropped */
+  ge_observe *obs;             /* profiling / dumping around each step; NULL: off */
 } ge_run_env;
 
 /* ge_plan_run with an environment (NULL: variables read their initial values and side

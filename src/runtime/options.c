@@ -16,6 +16,8 @@ void ge_options_default(ge_options *o) {
   o->intra_threads = n < 1 ? 1 : (n > 64 ? 64 : (int)n);
   o->stream_max_parallel = 1;
   o->iterations_per_loop = 1;
+  strcpy(o->profiling_path, "ge_trace.json");
+  strcpy(o->dump_path, "ge_dump");
 }
 
 static ge_status bad_value(const char *key, const char *value, const char *expected) {
@@ -99,11 +101,17 @@ static ge_status apply_one(ge_options *o, const char *key, const char *value) {
   } else if (!strcmp(key, "ge.intraOpThreads")) {
     GE_CHECK(parse_int(key, value, 1, 1024, &iv));
     o->intra_threads = iv;
-  } else if (!strcmp(key, "ge.exec.profilingMode") || !strcmp(key, "ge.exec.enableDump")) {
+  } else if (!strcmp(key, "ge.exec.profilingMode")) {
     GE_CHECK(parse_bool(key, value, &bv));
-    if (bv) return not_yet(key, value);
+    o->profiling = bv;
+  } else if (!strcmp(key, "ge.exec.enableDump")) {
+    GE_CHECK(parse_bool(key, value, &bv));
+    o->dump = bv;
   } else if (!strcmp(key, "ge.exec.profilingPath") || !strcmp(key, "ge.exec.dumpPath")) {
+    char *dst = key[8] == 'p' ? o->profiling_path : o->dump_path;
     if (!*value) return bad_value(key, value, "a path");
+    if (strlen(value) >= sizeof o->profiling_path) return bad_value(key, value, "a path shorter than 1024 bytes");
+    strcpy(dst, value);
   } else if (!strcmp(key, "ge.callbackMode")) {
     if (!strcmp(value, "sync")) o->callback_async = false;
     else if (!strcmp(value, "async")) o->callback_async = true;

@@ -19,6 +19,10 @@ typedef struct ge_options {
   int precision_mode;       /* ge.exec.precision_mode: a ge_precision_mode (passes/pass.h) */
   char passes_disable[512]; /* ge.passes.disable: comma-separated pass names */
   char passes_enable[512];  /* ge.passes.enable */
+  bool profiling;           /* ge.exec.profilingMode=1: Chrome trace (runtime/profiler.h) */
+  bool dump;                /* ge.exec.enableDump=1: every step's outputs as .npy */
+  char profiling_path[1024]; /* ge.exec.profilingPath (default "ge_trace.json") */
+  char dump_path[1024];      /* ge.exec.dumpPath (default "ge_dump") */
 } ge_options;
 
 /* Defaults: CPU, inference, level 3, intra threads = online CPUs (at most 64). */

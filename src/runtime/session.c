@@ -39,6 +39,7 @@ struct ge_session {
   bool shut_down;
   ge_var_store vars;
   ge_callbacks cb;
+  ge_observe *obs; /* profiling / dumping (ge.exec.profilingMode, ge.exec.enableDump); NULL: off */
 };
 
 enum { WARN_SUMMARY = 1, WARN_SAVE = 2, WARN_OTHER = 4 };
@@ -71,6 +72,8 @@ ge_status ge_session_create(const ge_option *opts, size_t n_opts, ge_session **o
   ge_status st = ge_process_attach(s, &s->opts);
   if (st == GE_OK) {
     st = ge_options_apply(&s->opts, opts, n_opts);
+    /* the trace's pid: this session, told apart from others in the same file */
+    if (st == GE_OK) st = ge_observe_create(&s->opts, (uint32_t)(((uintptr_t)s >> 4) & 0x7fffffffu), &s->obs);
     if (st != GE_OK) ge_process_detach(s);
   }
   if (st != GE_OK) {
@@ -124,6 +127,7 @@ void ge_session_free(ge_session *s) {
   }
   ge_callbacks_destroy(&s->cb); /* drains what is still queued */
   ge_var_store_destroy(&s->vars);
+  ge_observe_free(s->obs); /* closes the trace file */
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
   free(s);
@@ -148,6 +152,22 @@ static ge_status run_passes(ge_session *s, ge_graph *g) {
   return st;
 }
 
+/* A .gem offline model was optimized by `ge compile`: the passes are not run again.  Only the
+   precision rewrite runs, when the session asks for a precision mode other than the default
+   and other than the one the model was compiled with; otherwise types are inferred. */
+static ge_status run_passes_optimized(ge_session *s, ge_graph *g) {
+  int want = s->opts.precision_mode;
+  if (want == GE_PRECISION_KEEP || want == g->precision_mode) return ge_passes_infer_types(g);
+  ge_pass_config cfg;
+  ge_pass_config_init(&cfg, 0);
+  cfg.training = s->opts.run_mode == 1;
+  cfg.precision = want;
+  ge_status st = ge_passes_run(g, &cfg, NULL);
+  ge_pass_config_clear(&cfg);
+  if (st == GE_OK) g->precision_mode = want;
+  return st;
+}
+
 ge_status ge_session_add_graph(ge_session *s, uint32_t graph_id, const ge_graph *g) {
   GE_CHECK(check_alive(s));
   if (!g) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_session_add_graph: graph is NULL");
@@ -158,7 +178,7 @@ ge_status ge_session_add_graph(ge_session *s, uint32_t graph_id, const ge_graph 
   if (st == GE_OK) st = ge_graph_inline_functions(e->g); /* model-local functions */
   if (st == GE_OK) st = ge_graph_expand_gradients(e->g); /* Gradient nodes: autodiff */
   if (st == GE_OK) st = ge_graph_toposort(e->g);
-  if (st == GE_OK) st = run_passes(s, e->g);
+  if (st == GE_OK) st = e->g->optimized ? run_passes_optimized(s, e->g) : run_passes(s, e->g);
   if (st == GE_OK) st = scan_graph(s, e);
   if (st != GE_OK) {
     entry_free(e);
@@ -416,7 +436,10 @@ static void deliver_effects(ge_session *s, graph_entry *e, ge_run_fx *fx) {
 static ge_status run_with_env(ge_session *s, graph_entry *e, const ge_plan *p,
                               ge_tensor *const *inputs, size_t n_in, ge_tensor **outputs,
                               size_t n_out) {
-  if (!e->n_vars && !e->has_effects) return ge_plan_run(p, inputs, n_in, outputs, n_out);
+  if (!e->n_vars && !e->has_effects) {
+    ge_run_env plain = {.obs = s->obs};
+    return ge_plan_run_env(p, inputs, n_in, outputs, n_out, &plain);
+  }
   ge_var_buf **bufs = calloc(e->n_vars + 1, sizeof *bufs);
   ge_tensor *views = calloc(e->n_vars + 1, sizeof *views);
   if (!bufs || !views) {
@@ -427,7 +450,7 @@ static ge_status run_with_env(ge_session *s, graph_entry *e, const ge_plan *p,
   ge_var_store_snapshot(&s->vars, e->var_idx, e->n_vars, bufs, views);
   ge_run_fx fx = {0};
   ge_run_env env = {.n_vars = e->n_vars, .var_slots = e->var_slots, .var_values = views,
-                    .fx = &fx};
+                    .fx = &fx, .obs = s->obs};
   ge_status st = ge_plan_run_env(p, inputs, n_in, outputs, n_out, &env);
   ge_var_store_release(&s->vars, bufs, e->n_vars);
   free(bufs);

@@ -56,6 +56,7 @@ int ge_cli_parse(int argc, char **argv, ge_cli_args *a) {
     } else if (!strcmp(s, "--iters")) {
       NEED_ARG();
       a->iters = atoi(next);
+      a->iters_given = true;
       if (a->iters < 1) {
         fprintf(stderr, "ge: --iters needs a positive integer, got '%s'\n", next);
         return -1;
@@ -77,6 +78,11 @@ int ge_cli_parse(int argc, char **argv, ge_cli_args *a) {
       int rc = push_option(a, key, eq + 1);
       free(key);
       if (rc) return -1;
+    } else if (!strcmp(s, "--precision")) {
+      NEED_ARG();
+      a->precision = next;
+    } else if (!strcmp(s, "--verbose") || !strcmp(s, "-v")) {
+      a->verbose = true;
     } else if (!strcmp(s, "--passes")) {
       a->passes = true;
     } else if (!strcmp(s, "--json")) {

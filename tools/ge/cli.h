@@ -15,9 +15,12 @@ typedef struct ge_cli_args {
   const char *model;
   const char *output_dir;
   int iters;
+  bool iters_given; /* --iters was given (bench and profile have their own default) */
   bool json, quiet;
   bool passes; /* inspect: run the optimisation passes and report what each changed */
   bool stats; /* run: print per-key callback metrics */
+  bool verbose; /* compile: print what each pass changed and the memory plan */
+  const char *precision; /* compile: --precision (long or short ge.exec.precision_mode) */
   ge_cli_kv *inputs; /* NAME=FILE */
   size_t n_inputs;
   ge_cli_kv *shapes; /* NAME:D,D */
@@ -40,5 +43,13 @@ void ge_cli_error(const char *what, ge_status st);
 int ge_cli_run(const ge_cli_args *a);
 int ge_cli_inspect(const ge_cli_args *a);
 int ge_cli_dot(const ge_cli_args *a);
+int ge_cli_profile(const ge_cli_args *a); /* profile.c: MODEL -o TRACE.json */
+int ge_cli_bench(const ge_cli_args *a);   /* bench.c: latency percentiles, throughput, peak RSS */
+/* bench.c: the model's inputs from --input files, others seeded random (run's convention).
+   Returns a malloc'd array of n ge_tensor* (caller frees), or NULL after printing an error. */
+ge_tensor **ge_cli_make_inputs(const ge_graph *g, const ge_cli_args *a, size_t *n);
+/* run.c: seeded values: floats uniform in [-1, 1), integers in [0, 10), booleans alternating. */
+void ge_cli_fill_random(ge_tensor *t, uint64_t seed);
+int ge_cli_compile(const ge_cli_args *a); /* compile.c: MODEL -o OUT.gem */
 
 #endif

@@ -21,6 +21,14 @@ static void usage(FILE *f) {
           "        --passes: run the optimisation passes first and report each one\n"
           "  dot MODEL [--input-shape NAME:D,D,..]...\n"
           "        Graphviz of the compiled graph (constant-folded nodes removed)\n"
+          "  compile MODEL -o OUT.gem [--precision P] [--opt-level N] [--input-shape NAME:D,D,..]...\n"
+          "          [--verbose]\n"
+          "        optimize once and save an offline model (.gem) that run/inspect load directly;\n"
+          "        --verbose: what each pass changed, and the memory plan\n"
+          "  profile MODEL -o TRACE.json [--iters N] [--input NAME=FILE.npy]... [options]\n"
+          "        run with profiling on (ge.exec.profilingMode): Chrome trace, top ops by time\n"
+          "  bench MODEL [--iters N] [--threads N] [--input NAME=FILE.npy]... [options]\n"
+          "        latency percentiles (p50/p90/p99), throughput, peak RSS\n"
           "\n"
           "options:\n"
           "  --threads N          ge.intraOpThreads\n"
@@ -62,6 +70,9 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "run")) rc = ge_cli_run(&a);
   else if (!strcmp(cmd, "inspect")) rc = ge_cli_inspect(&a);
   else if (!strcmp(cmd, "dot")) rc = ge_cli_dot(&a);
+  else if (!strcmp(cmd, "profile")) rc = ge_cli_profile(&a);
+  else if (!strcmp(cmd, "bench")) rc = ge_cli_bench(&a);
+  else if (!strcmp(cmd, "compile")) rc = ge_cli_compile(&a);
   else {
     fprintf(stderr, "ge: unknown command '%s'\n", cmd);
     usage(stderr);

@@ -38,8 +38,8 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Seeded values: floats uniform in [-1, 1), integers in [0, 10), booleans alternating. */
-static void fill_random(ge_tensor *t, uint64_t seed) {
+/* Seeded values (cli.h). */
+void ge_cli_fill_random(ge_tensor *t, uint64_t seed) {
   uint64_t s = seed * 6364136223846793005ULL + 1442695040888963407ULL;
   size_t n = ge_tensor_numel(t);
   void *d = ge_tensor_data(t);
@@ -166,7 +166,7 @@ int ge_cli_run(const ge_cli_args *a) {
         ge_cli_error("input", st);
         goto done;
       }
-      fill_random(ins[i], i + 1);
+      ge_cli_fill_random(ins[i], i + 1);
       if (!a->quiet) fprintf(stderr, "ge: input '%s' not given: using seeded random values\n", name);
     }
   }

@@ -1,5 +1,5 @@
-/* NumPy .npy reading and writing for the command-line tool. */
-#include "npy.h"
+/* NumPy .npy reading and writing: used by the node dump (ge.exec.enableDump) and the `ge` tool. */
+#include "runtime/npy.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ir/error.h"
+#include "ir/ir.h"
 
 static const struct {
   const char *descr; /* without the byte-order character */
@@ -116,6 +117,8 @@ ge_status ge_npy_write(const char *path, const ge_tensor *t) {
   ge_dtype dt = ge_tensor_dtype(t);
   for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++)
     if (npy_types[i].dt == dt) descr = npy_types[i].descr;
+  bool widen = dt == GE_BF16; /* NumPy has no bfloat16: written as float32 */
+  if (widen) descr = "f4";
   if (!descr)
     return ge_error(GE_ERR_UNSUPPORTED, "%s: cannot write dtype %s as .npy", path, ge_dtype_name(dt));
   char shape[512] = "";
@@ -141,7 +144,18 @@ ge_status ge_npy_write(const char *path, const ge_tensor *t) {
   for (size_t i = 0; ok && i < pad; i++) ok = fputc(' ', fp) != EOF;
   ok = ok && fputc('\n', fp) != EOF;
   size_t nb = ge_tensor_nbytes(t);
-  ok = ok && fwrite(ge_tensor_data(t), 1, nb, fp) == nb;
+  if (!widen) {
+    ok = ok && fwrite(ge_tensor_data(t), 1, nb, fp) == nb;
+  } else {
+    const uint16_t *src = ge_tensor_data(t);
+    size_t count = nb / sizeof *src;
+    float buf[1024];
+    for (size_t i = 0; ok && i < count; i += 1024) {
+      size_t m = count - i < 1024 ? count - i : 1024;
+      for (size_t j = 0; j < m; j++) buf[j] = ge_bf16_to_f32(src[i + j]);
+      ok = fwrite(buf, sizeof *buf, m, fp) == m;
+    }
+  }
   ok = (fclose(fp) == 0) && ok;
   if (!ok) return ge_error(GE_ERR_IO, "%s: write failed", path);
   return GE_OK;
