@@ -16,39 +16,21 @@ JOBS=${FUZZ_JOBS:-2}
 CC=${CC_FUZZ:-clang}
 PY=${PY:-$ROOT/.venv/bin/python}
 
-SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-CFLAGS="-std=c11 -O1 -g -D_GNU_SOURCE $SAN -I$ROOT/include -I$ROOT/src -I$B/proto"
-
-# 1. the protobuf-c code for our schema
-mkdir -p "$B/proto" "$B/obj"
-if [ ! -f "$B/proto/ge_onnx.pb-c.c" ] || [ src/frontend/onnx/ge_onnx.proto -nt "$B/proto/ge_onnx.pb-c.c" ]; then
-  protoc-c --c_out="$B/proto" --proto_path=src/frontend/onnx src/frontend/onnx/ge_onnx.proto
+# 1. the library, instrumented and sanitized, and the fuzz target: the same CMake build as
+#    everything else (so every source, generated file and dependency is in), with clang
+if [ ! -f "$B/CMakeCache.txt" ]; then
+  CC=$CC cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGE_FUZZ=ON \
+    -DGE_BUILD_TESTS=OFF > /dev/null
 fi
-
-# 2. every library source (coverage-instrumented, sanitized), then the fuzz target
-export CC CFLAGS B
-compile() {
-  local src=$1 obj
-  obj="$B/obj/$(echo "$src" | tr '/' '_').o"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$ROOT/src/ir/ir.h" -nt "$obj" ]; then
-    $CC $CFLAGS -fsanitize=fuzzer-no-link -w -c "$src" -o "$obj"
-  fi
-  echo "$obj"
-}
-export -f compile
-SOURCES=$( (find src -name '*.c'; echo "$B/proto/ge_onnx.pb-c.c") | sort)
-OBJS=$(printf '%s\n' $SOURCES | xargs -P "$JOBS" -I{} bash -c 'compile {}')
-rm -f "$B/libge_fuzz.a"
-ar rcs "$B/libge_fuzz.a" $OBJS
-$CC $CFLAGS -fsanitize=fuzzer tests/fuzz/fuzz_onnx.c "$B/libge_fuzz.a" \
-  $(pkg-config --libs libprotobuf-c) -lpthread -lm -o "$B/fuzz_onnx"
+cmake --build "$B" -j "$JOBS" --target fuzz_onnx -- --no-print-directory 2>&1 | { grep -v -E '^\[|^g?make\[' || true; }
+[ -x "$B/fuzz_onnx" ] || { echo "fuzz.sh: build failed" >&2; exit 1; }
 echo "fuzz.sh: built $B/fuzz_onnx"
 
-# 3. seed corpus
+# 2. seed corpus
 mkdir -p "$B/corpus" "$B/seeds"
 "$PY" tests/fuzz/gen_corpus.py "$B/seeds"
 
-# 4. run
+# 3. run
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 LOG="$B/fuzz.log"
