@@ -91,6 +91,10 @@ bool ge_tensor_is_shared(const ge_tensor *t);
 double ge_tensor_get_f64(const ge_tensor *t, size_t i);
 int64_t ge_tensor_get_i64(const ge_tensor *t, size_t i);
 
+/* dst = a + b, or a - b when sub, element by element (same dtype and element count; wrapping
+   integers, float16/bfloat16 through float32).  false for a dtype without arithmetic. */
+bool ge_tensor_add_sub(ge_tensor *dst, const ge_tensor *a, const ge_tensor *b, bool sub);
+
 /* ------------------------------------------------------------------ attributes */
 
 /* An owned attribute (copied from ge_attr or parsed from a file). */

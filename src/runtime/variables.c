@@ -141,48 +141,12 @@ void ge_var_store_release(ge_var_store *vs, ge_var_buf **bufs, size_t n) {
   pthread_mutex_unlock(&vs->mu);
 }
 
-#define ADDSUB_LOOP(T)                                              \
-  do {                                                              \
-    T *d = (T *)dst->data;                                          \
-    const T *x = (const T *)cur->data, *y = (const T *)val->data;   \
-    if (sub)                                                        \
-      for (size_t i = 0; i < n; i++) d[i] = (T)(x[i] - y[i]);       \
-    else                                                            \
-      for (size_t i = 0; i < n; i++) d[i] = (T)(x[i] + y[i]);       \
-  } while (0)
-
 /* dst = cur +/- val (same dtype and shape). */
 static ge_status add_sub(ge_tensor *dst, const ge_tensor *cur, const ge_tensor *val, bool sub,
                          const char *name) {
-  size_t n = cur->numel;
-  switch (cur->dtype) {
-  case GE_F32: ADDSUB_LOOP(float); break;
-  case GE_F64: ADDSUB_LOOP(double); break;
-  case GE_I8: ADDSUB_LOOP(int8_t); break;
-  case GE_I16: ADDSUB_LOOP(int16_t); break;
-  case GE_I32: ADDSUB_LOOP(int32_t); break;
-  case GE_I64: ADDSUB_LOOP(int64_t); break;
-  case GE_U8: ADDSUB_LOOP(uint8_t); break;
-  case GE_U16: ADDSUB_LOOP(uint16_t); break;
-  case GE_U32: ADDSUB_LOOP(uint32_t); break;
-  case GE_U64: ADDSUB_LOOP(uint64_t); break;
-  case GE_F16:
-  case GE_BF16: {
-    bool h = cur->dtype == GE_F16;
-    uint16_t *d = dst->data;
-    const uint16_t *x = cur->data, *y = val->data;
-    for (size_t i = 0; i < n; i++) {
-      float a = h ? ge_f16_to_f32(x[i]) : ge_bf16_to_f32(x[i]);
-      float b = h ? ge_f16_to_f32(y[i]) : ge_bf16_to_f32(y[i]);
-      float r = sub ? a - b : a + b;
-      d[i] = h ? ge_f32_to_f16(r) : ge_f32_to_bf16(r);
-    }
-    break;
-  }
-  default:
+  if (!ge_tensor_add_sub(dst, cur, val, sub))
     return ge_error(GE_ERR_UNSUPPORTED, "variable '%s': cannot add to or subtract from dtype %s",
                     name, ge_dtype_name(cur->dtype));
-  }
   return GE_OK;
 }
 

@@ -85,16 +85,6 @@ static ge_status callback_run(const void *state, ge_kctx *c) {
   return GE_OK;
 }
 
-#define ADDSUB_LOOP(T)                                             \
-  do {                                                             \
-    T *d = (T *)o->data;                                           \
-    const T *a = (const T *)v->data, *b = (const T *)x->data;      \
-    if (sub)                                                       \
-      for (size_t i = 0; i < n; i++) d[i] = (T)(a[i] - b[i]);      \
-    else                                                           \
-      for (size_t i = 0; i < n; i++) d[i] = (T)(a[i] + b[i]);      \
-  } while (0)
-
 static ge_status assign_common(const ge_fx_state *s, ge_kctx *c, ge_effect_kind kind) {
   const ge_tensor *v = c->in[0], *x = c->in[1];
   bool same = v->dtype == x->dtype && v->rank == x->rank;
@@ -109,34 +99,9 @@ static ge_status assign_common(const ge_fx_state *s, ge_kctx *c, ge_effect_kind 
   size_t n = v->numel;
   bool sub = kind == GE_EFFECT_ASSIGN_SUB;
   if (o->numel != n) return ge_kctx_fail(c, GE_ERR_INTERNAL, "output 0 has %zu elements, expected %zu", o->numel, n);
-  switch (v->dtype) {
-  case GE_F32: ADDSUB_LOOP(float); break;
-  case GE_F64: ADDSUB_LOOP(double); break;
-  case GE_I8: ADDSUB_LOOP(int8_t); break;
-  case GE_I16: ADDSUB_LOOP(int16_t); break;
-  case GE_I32: ADDSUB_LOOP(int32_t); break;
-  case GE_I64: ADDSUB_LOOP(int64_t); break;
-  case GE_U8: ADDSUB_LOOP(uint8_t); break;
-  case GE_U16: ADDSUB_LOOP(uint16_t); break;
-  case GE_U32: ADDSUB_LOOP(uint32_t); break;
-  case GE_U64: ADDSUB_LOOP(uint64_t); break;
-  case GE_F16:
-  case GE_BF16: {
-    bool h = v->dtype == GE_F16;
-    uint16_t *d = o->data;
-    const uint16_t *a = v->data, *b = x->data;
-    for (size_t i = 0; i < n; i++) {
-      float fa = h ? ge_f16_to_f32(a[i]) : ge_bf16_to_f32(a[i]);
-      float fb = h ? ge_f16_to_f32(b[i]) : ge_bf16_to_f32(b[i]);
-      float r = sub ? fa - fb : fa + fb;
-      d[i] = h ? ge_f32_to_f16(r) : ge_f32_to_bf16(r);
-    }
-    break;
-  }
-  default:
+  if (!ge_tensor_add_sub(o, v, x, sub))
     return ge_kctx_fail(c, GE_ERR_UNSUPPORTED, "no CPU kernel for input 0 of dtype %s",
                         ge_dtype_name(v->dtype));
-  }
   return GE_OK;
 }
 
