@@ -436,6 +436,68 @@ static void test_fast_concat(void **unused) {
   concat_case(1, (int64_t[]){6}, 1, 4, (int64_t[]){1, 4, 4, 1});
 }
 
+
+/* ------------------------------------------------------------------ transformer.c */
+
+static void test_fast_layernorm(void **unused) {
+  (void)unused;
+  /* BERT-like rows (parallel), odd row length (tails), scale only, axis -2 */
+  const int64_t shapes[][3] = {{3, 129, 77}, {2, 5, 33}, {1, 1, 7}, {260, 1, 131}};
+  for (size_t c = 0; c < 4; c++) {
+    int64_t xd[3] = {shapes[c][0], shapes[c][1], shapes[c][2]};
+    int64_t axis = c == 1 ? -2 : -1;
+    int64_t nd[2] = {xd[1], xd[2]};
+    const int64_t *sd = axis == -1 ? &xd[2] : nd;
+    size_t sr = axis == -1 ? 1 : 2;
+    ge_tensor *in[3] = {rand_t(xd, 3, 3.f), rand_t(sd, sr, 1.f), rand_t(sd, sr, 1.f)};
+    float *x = in[0]->data;
+    for (size_t i = 0; i < in[0]->numel; i++) x[i] += 5.f; /* an offset mean */
+    ge_attr at[] = {GE_ATTR_INT("axis", axis), GE_ATTR_FLOAT("epsilon", 1e-5f)};
+    check_fast_op("ai.ge::LayerNormalization", at, 2, in, c == 2 ? 2 : 3, 5e-5);
+    for (size_t i = 0; i < 3; i++) ge_tensor_free(in[i]);
+  }
+}
+
+static void bin_case(const char *op, const int64_t *ad, size_t ar, const int64_t *bd, size_t br) {
+  ge_tensor *in[2] = {rand_t(ad, ar, 2.f), rand_t(bd, br, 2.f)};
+  if (!strcmp(op, "Div")) { /* keep divisors away from 0 */
+    float *b = in[1]->data;
+    for (size_t i = 0; i < in[1]->numel; i++) b[i] = b[i] >= 0 ? b[i] + 0.5f : b[i] - 0.5f;
+  }
+  check_fast_op(op, NULL, 0, in, 2, 1e-6);
+  for (size_t i = 0; i < 2; i++) ge_tensor_free(in[i]);
+}
+
+static void test_fast_binary(void **unused) {
+  (void)unused;
+  static const char *ops[] = {"Add", "Sub", "Mul", "Div"};
+  for (size_t o = 0; o < 4; o++) {
+    bin_case(ops[o], (int64_t[]){3, 129, 101}, 3, (int64_t[]){3, 129, 101}, 3); /* same shape, parallel */
+    bin_case(ops[o], (int64_t[]){2, 37, 769}, 3, (int64_t[]){769}, 1);          /* bias */
+    bin_case(ops[o], (int64_t[]){1, 37}, 2, (int64_t[]){5, 3, 1, 37}, 4);        /* A is the block */
+    bin_case(ops[o], (int64_t[]){1}, 1, (int64_t[]){4, 9000}, 2);                /* scalar A */
+    bin_case(ops[o], (int64_t[]){7, 9000}, 2, (int64_t[]){1, 1}, 2);             /* scalar B */
+    bin_case(ops[o], (int64_t[]){5, 1, 7}, 3, (int64_t[]){3, 1}, 2);             /* general: reference */
+    bin_case(ops[o], (int64_t[]){2, 3, 1}, 3, (int64_t[]){2, 1, 5}, 3);          /* general: reference */
+  }
+}
+
+static void test_fast_softmax(void **unused) {
+  (void)unused;
+  const int64_t shapes[][4] = {{2, 12, 64, 64}, {3, 5, 1, 37}, {1, 1, 9, 1}, {1, 4, 33, 130}};
+  for (size_t c = 0; c < 4; c++) {
+    ge_tensor *in[1] = {rand_t(shapes[c], 4, 8.f)};
+    if (c == 3) { /* masked entries and a fully masked row */
+      float *x = in[0]->data;
+      for (size_t i = 0; i < in[0]->numel; i += 5) x[i] = -INFINITY;
+      for (size_t i = 0; i < 130; i++) x[i] = -INFINITY;
+    }
+    ge_attr at[] = {GE_ATTR_INT("axis", c == 1 ? 3 : -1)};
+    check_fast_op("Softmax", at, 1, in, 1, 2e-6);
+    ge_tensor_free(in[0]);
+  }
+}
+
 static int setup(void **unused) {
   (void)unused;
   return ge_initialize(NULL, 0) == GE_OK ? 0 : -1;
@@ -456,6 +518,9 @@ int main(void) {
       cmocka_unit_test(test_fast_expf),
       cmocka_unit_test(test_fast_attention),
       cmocka_unit_test(test_fast_concat),
+      cmocka_unit_test(test_fast_layernorm),
+      cmocka_unit_test(test_fast_binary),
+      cmocka_unit_test(test_fast_softmax),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

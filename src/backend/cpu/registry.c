@@ -39,9 +39,11 @@ static const ge_kernel_def *const families[] = {
 
 extern const ge_kernel_def ge_fast_kernels_dnnl[];
 extern const ge_kernel_def ge_fast_kernels_fast[];
+extern const ge_kernel_def ge_fast_kernels_tf[];
 
 /* Tried before the reference kernels, in this order. */
 static const ge_kernel_def *const fast_families[] = {
+    ge_fast_kernels_tf, /* before oneDNN: small Softmax/LayerNorm rows need no OpenMP team */
     ge_fast_kernels_dnnl,
     ge_fast_kernels_fast,
 };

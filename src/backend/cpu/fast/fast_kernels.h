@@ -7,5 +7,7 @@
 #include "backend/kernel.h"
 
 extern const ge_kernel_def ge_fast_kernels_fast[];
+/* transformer.c: LayerNormalization, Add/Sub/Mul/Div */
+extern const ge_kernel_def ge_fast_kernels_tf[];
 
 #endif
