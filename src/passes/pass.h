@@ -66,6 +66,8 @@ typedef struct ge_pass_stat {
   uint64_t usec;          /* summed over runs */
   unsigned runs;
   bool changed;           /* in any run */
+  int64_t removed;        /* nodes this pass itself removed, summed over its runs (negative:
+                             it added nodes) */
 } ge_pass_stat;
 
 typedef struct ge_pass_report {

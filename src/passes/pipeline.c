@@ -131,8 +131,10 @@ ge_status ge_passes_run(ge_graph *g, const ge_pass_config *cfg, ge_pass_report *
         ge_pass_stat *s = &stats[i];
         if (!s->runs) s->nodes_before = g->n_nodes;
         uint64_t t0 = now_usec();
+        size_t before = g->n_nodes;
         bool changed = false;
         st = p->run(g, &ctx, &changed);
+        s->removed += (int64_t)before - (int64_t)g->n_nodes;
         if (st == GE_OK && changed) st = ge_passes_infer_types(g);
         s->usec += now_usec() - t0;
         s->runs++;
@@ -178,13 +180,16 @@ ge_status ge_pass_run_one(ge_graph *g, const char *name, bool *changed) {
 
 void ge_pass_report_print(FILE *f, const ge_pass_report *r) {
   if (!f || !r) return;
-  fprintf(f, "%-16s %6s %8s %8s %10s %s\n", "pass", "runs", "before", "after", "usec", "changed");
+  fprintf(f, "%-16s %6s %8s %8s %8s %10s %s\n", "pass", "runs", "before", "after", "removed", "usec",
+          "changed");
   for (size_t i = 0; i < r->n_stats; i++) {
     const ge_pass_stat *s = &r->stats[i];
-    fprintf(f, "%-16s %6u %8zu %8zu %10llu %s\n", s->name, s->runs, s->nodes_before,
-            s->nodes_after, (unsigned long long)s->usec, s->changed ? "yes" : "no");
+    fprintf(f, "%-16s %6u %8zu %8zu %8lld %10llu %s\n", s->name, s->runs, s->nodes_before,
+            s->nodes_after, (long long)s->removed, (unsigned long long)s->usec,
+            s->changed ? "yes" : "no");
   }
-  fprintf(f, "%-16s %6u %8zu %8zu %10llu\n", "total", r->rounds, r->nodes_before, r->nodes_after,
+  fprintf(f, "%-16s %6u %8zu %8zu %8lld %10llu\n", "total", r->rounds, r->nodes_before, r->nodes_after,
+          (long long)r->nodes_before - (long long)r->nodes_after,
           (unsigned long long)r->usec);
 }
 

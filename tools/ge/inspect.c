@@ -193,6 +193,7 @@ int ge_cli_inspect(const ge_cli_args *a) {
         cJSON_AddStringToObject(e, "name", rep.stats[i].name);
         cJSON_AddNumberToObject(e, "nodes_before", (double)rep.stats[i].nodes_before);
         cJSON_AddNumberToObject(e, "nodes_after", (double)rep.stats[i].nodes_after);
+        cJSON_AddNumberToObject(e, "removed", (double)rep.stats[i].removed);
         cJSON_AddNumberToObject(e, "usec", (double)rep.stats[i].usec);
         cJSON_AddBoolToObject(e, "changed", rep.stats[i].changed);
         cJSON_AddItemToArray(arr, e);
