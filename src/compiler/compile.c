@@ -55,6 +55,7 @@ void ge_plan_free(ge_plan *p) {
   free(p->inputs);
   free(p->outputs);
   free(p->arena_offset);
+  free(p->alias_of);
   free(p);
 }
 
@@ -265,6 +266,45 @@ static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in
   return GE_OK;
 }
 
+/* Ops whose output is their input's bytes under another shape. */
+static bool op_is_view(const ge_node *n) {
+  static const char *const ops[] = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", NULL};
+  if (!domain_is_onnx(n->domain)) return false;
+  for (const char *const *o = ops; *o; o++)
+    if (!strcmp(n->op_type, *o)) return true;
+  return false;
+}
+
+/* Steps whose output can be a view of input 0 (same dtype and element count, static, not a
+   graph output, a plain tensor): they run no kernel, and their output aliases the input's
+   buffer, whose lifetime grows to cover every reader of the view. */
+static ge_status mark_views(ge_plan *p) {
+  p->alias_of = malloc((p->n_slots + 1) * sizeof *p->alias_of);
+  if (!p->alias_of) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory planning views");
+  for (size_t v = 0; v < p->n_slots; v++) p->alias_of[v] = -1;
+  if (p->opts.opt_level < 1) return GE_OK;
+  for (size_t si = 0; si < p->n_steps; si++) {
+    ge_step *s = &p->steps[si];
+    if (!op_is_view(s->node) || !s->static_out || s->n_in < 1 || s->n_out != 1 ||
+        s->in[0] == GE_SLOT_NONE || s->out[0] == GE_SLOT_NONE)
+      continue;
+    uint32_t in = s->in[0], out = s->out[0];
+    const ge_type *ti = &p->slots[in].type, *to = &p->slots[out].type;
+    size_t ni = 0, no = 0;
+    if (ti->kind != GE_TYPE_TENSOR || to->kind != GE_TYPE_TENSOR || ti->dtype != to->dtype ||
+        ti->dtype == GE_STRING || !ge_shape_numel(&ti->shape, &ni) ||
+        !ge_shape_numel(&to->shape, &no) || ni != no)
+      continue;
+    bool is_output = false;
+    for (size_t i = 0; i < p->n_outputs; i++)
+      if (p->outputs[i] == out) is_output = true;
+    if (is_output) continue;
+    s->view = true;
+    p->alias_of[out] = p->alias_of[in] >= 0 ? p->alias_of[in] : (int32_t)in;
+  }
+  return GE_OK;
+}
+
 /* For each step, the intermediate slots whose last reader it is (or that nobody reads). */
 static ge_status compute_lifetimes(ge_plan *p) {
   size_t ns = p->n_slots;
@@ -284,6 +324,14 @@ static ge_status compute_lifetimes(ge_plan *p) {
     for (uint32_t o = 0; o < s->n_out; o++)
       if (s->out[o] != GE_SLOT_NONE && last[s->out[o]] < (int64_t)si) last[s->out[o]] = (int64_t)si;
   }
+  /* a buffer lives as long as its last view is read; views themselves own nothing */
+  for (size_t v = 0; v < ns; v++) {
+    int32_t r = p->alias_of ? p->alias_of[v] : -1;
+    if (r >= 0 && last[v] > last[r]) last[r] = last[v];
+    if (r >= 0 && keep[v]) keep[r] = true;
+  }
+  for (size_t v = 0; v < ns; v++)
+    if (p->alias_of && p->alias_of[v] >= 0) last[v] = -1;
   uint32_t *count = calloc(p->n_steps + 1, sizeof *count);
   if (!count) {
     free(last);
@@ -471,7 +519,8 @@ ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const g
     st = add_step(p, n, in, out_t);
     if (st != GE_OK) goto fail;
   }
-  st = compute_lifetimes(p);
+  st = mark_views(p);
+  if (st == GE_OK) st = compute_lifetimes(p);
   if (st == GE_OK) st = plan_memory(p);
   if (st != GE_OK) goto fail;
   free(in);

@@ -358,11 +358,18 @@ ge_status ge_memplan_plan_requests(const ge_plan *p, ge_mem_request **req_out, u
     for (uint32_t i = 0; i < s->n_in; i++)
       if (s->in[i] != GE_SLOT_NONE && first[s->in[i]] >= 0) last[s->in[i]] = (int64_t)si;
   }
+  /* a viewed buffer lives until the last reader of its views (compiler/program.h) */
+  for (size_t v = 0; v < ns; v++) {
+    int32_t r = p->alias_of ? p->alias_of[v] : -1;
+    if (r >= 0 && first[r] >= 0 && last[v] > last[r]) last[r] = last[v];
+    if (r >= 0 && is_out[v]) is_out[r] = true;
+  }
   size_t n = 0;
   ge_status st = GE_OK;
   for (size_t v = 0; v < ns; v++) {
     const ge_slot *sl = &p->slots[v];
     if (first[v] < 0 || is_out[v] || sl->constant || sl->input_index >= 0) continue;
+    if (p->alias_of && p->alias_of[v] >= 0) continue; /* a view: no buffer of its own */
     const ge_type *t = &sl->type;
     size_t numel, bytes;
     if (t->kind != GE_TYPE_TENSOR || t->dtype == GE_DTYPE_COUNT || t->dtype == GE_STRING ||

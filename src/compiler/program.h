@@ -21,6 +21,8 @@ typedef struct ge_step {
   bool static_out;       /* every output shape is known at compile time */
   uint32_t *dead;        /* slots whose last reader is this step */
   uint32_t n_dead;
+  bool view;             /* Reshape/Squeeze/Unsqueeze/Flatten/Identity: output 0 is a view of
+                            input 0's buffer; no kernel runs */
 } ge_step;
 
 typedef struct ge_slot {
@@ -45,6 +47,9 @@ typedef struct ge_plan {
   size_t n_outputs;
   size_t n_folded;       /* nodes folded at compile time */
   /* the memory plan: intermediates of static steps live at offsets of one arena per run */
+  int32_t *alias_of;     /* per slot: the slot whose buffer it views (a view step's output),
+                            -1 for a slot with its own buffer.  That buffer lives until the
+                            last reader of every view of it. */
   int64_t *arena_offset; /* per slot; -1 = allocated on its own (outputs, dynamic shapes) */
   size_t arena_bytes;
   size_t arena_lower_bound; /* most bytes alive at once: no placement can do better */

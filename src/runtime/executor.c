@@ -182,6 +182,20 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
 
   for (size_t si = 0; si < p->n_steps; si++) {
     const ge_step *s = &p->steps[si];
+    if (s->view) { /* the output is input 0's bytes under the output's (static) shape */
+      uint32_t v = s->out[0];
+      const ge_type *ty = &p->slots[v].type;
+      ge_tensor_view(&slots[v], &slots[s->in[0]]);
+      slots[v].rank = ty->shape.rank;
+      memcpy(slots[v].dims, ty->shape.dims, sizeof slots[v].dims);
+      owned[v] = false;
+      for (uint32_t d = 0; d < s->n_dead; d++) {
+        uint32_t dv = s->dead[d];
+        if (owned[dv]) ge_tensor_release_storage(&slots[dv]);
+        owned[dv] = false;
+      }
+      continue;
+    }
     for (uint32_t i = 0; i < s->n_in; i++) in_ptrs[i] = s->in[i] == GE_SLOT_NONE ? NULL : &slots[s->in[i]];
     const ge_type *types = NULL;
     if (!s->static_out) {

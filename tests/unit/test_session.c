@@ -293,9 +293,10 @@ static void test_folding_and_lifetimes(void **unused) {
       assert_int_equal(rt->shape.rank, 2);
       assert_int_equal(rt->shape.dims[0], 2);
       assert_int_equal(rt->shape.dims[1], 12);
-      /* the reshape output dies at the relu */
-      assert_int_equal(p->steps[1].n_dead, 1);
-      assert_int_equal(p->steps[1].dead[0], p->steps[0].out[0]);
+      /* the reshape is a view of the input x: no buffer of its own, nothing dies */
+      assert_true(p->steps[0].view);
+      assert_int_equal(p->alias_of[p->steps[0].out[0]], (int32_t)p->inputs[0]);
+      assert_int_equal(p->steps[1].n_dead, 0);
     } else {
       assert_int_equal(p->n_folded, 0);
       assert_int_equal(p->n_steps, 6);
@@ -316,6 +317,51 @@ static void test_folding_and_lifetimes(void **unused) {
   ge_graph_free(g);
 }
 
+/* x -> Relu -> Reshape -> Relu: the reshape views the first Relu's buffer, which must then
+   live until the second Relu has read the view, in the lifetimes and in the arena plan. */
+static void test_view_extends_lifetime(void **unused) {
+  (void)unused;
+  ge_graph *g = NULL;
+  assert_int_equal(ge_graph_create("view", &g), GE_OK);
+  int64_t xd[] = {2, 6};
+  assert_int_equal(ge_graph_add_input(g, "x", GE_F32, xd, 2), GE_OK);
+  int64_t sd[] = {3}, shape[] = {3, 2, 2};
+  ge_tensor *sh = NULL;
+  assert_int_equal(ge_tensor_create(GE_I64, sd, 1, &sh), GE_OK);
+  memcpy(ge_tensor_data(sh), shape, sizeof shape);
+  assert_int_equal(ge_graph_add_constant(g, "shape", sh), GE_OK);
+  ge_tensor_free(sh);
+  const char *a[] = {"x"}, *b[] = {"a"}, *c[] = {"a", "shape"}, *d[] = {"b"}, *e[] = {"b"}, *f[] = {"y"};
+  assert_int_equal(ge_graph_add_node(g, "Relu", "r1", a, 1, b, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_node(g, "Reshape", "view", c, 2, d, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_node(g, "Neg", "r2", e, 1, f, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  assert_int_equal(ge_graph_toposort(g), GE_OK);
+  ge_options o;
+  ge_options_default(&o);
+  ge_plan *p = NULL;
+  assert_int_equal(ge_plan_compile(g, NULL, &o, &p), GE_OK);
+  assert_int_equal(p->n_steps, 3);
+  assert_true(p->steps[1].view);
+  uint32_t a_slot = p->steps[0].out[0];
+  assert_int_equal(p->alias_of[p->steps[1].out[0]], (int32_t)a_slot);
+  assert_int_equal(p->steps[0].n_dead + p->steps[1].n_dead, 0);
+  assert_int_equal(p->steps[2].n_dead, 1);
+  assert_int_equal(p->steps[2].dead[0], a_slot);
+  ge_tensor *x = NULL, *y = NULL;
+  assert_int_equal(ge_tensor_create(GE_F32, xd, 2, &x), GE_OK);
+  float *xp = ge_tensor_data(x);
+  for (int q = 0; q < 12; q++) xp[q] = (float)(q - 6);
+  assert_int_equal(ge_plan_run(p, &x, 1, &y, 1), GE_OK);
+  assert_int_equal(ge_tensor_rank(y), 3);
+  const float *yp = ge_tensor_data(y);
+  for (int q = 0; q < 12; q++) assert_float_equal(yp[q], q > 6 ? -(float)(q - 6) : 0.f, 0);
+  ge_tensor_free(x);
+  ge_tensor_free(y);
+  ge_plan_free(p);
+  ge_graph_free(g);
+}
+
 static int setup(void **unused) {
   (void)unused;
   return ge_initialize(NULL, 0) == GE_OK ? 0 : -1;
@@ -330,6 +376,7 @@ int main(void) {
       cmocka_unit_test(test_async),
       cmocka_unit_test(test_concurrent_runs),
       cmocka_unit_test(test_folding_and_lifetimes),
+      cmocka_unit_test(test_view_extends_lifetime),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -84,7 +84,7 @@ static void stats_of(const ge_plan *p, plan_stats *st) {
     const ge_step *s = &p->steps[i];
     st->flops += step_flops(p, s);
     if (!s->static_out) st->dynamic = true;
-    for (uint32_t o = 0; o < s->n_out; o++) {
+    for (uint32_t o = 0; o < s->n_out && !s->view; o++) {
       if (s->out[o] == GE_SLOT_NONE) continue;
       size_t b = type_bytes(&p->slots[s->out[o]].type);
       st->intermediate_bytes += b;
