@@ -276,8 +276,25 @@ typedef void (*ge_run_done_fn)(ge_status st, ge_tensor **outputs, size_t n_out, 
 GE_API ge_status ge_session_run_graph_async(ge_session *s, uint32_t graph_id,
                                             ge_tensor *const *inputs, size_t n_in,
                                             ge_run_done_fn done, void *user);
+/* Like ge_session_run_graph, but the outputs go into the caller's tensors: outputs[i] (from
+   ge_tensor_create, or ge_tensor_wrap over the caller's memory) must have output i's dtype
+   and shape (ge_session_graph_output_info).  The steps that produce an output write straight
+   into it; an output that is an input, a constant or a value of data-dependent shape is
+   copied in.  A tensor overlapping an input is allowed (it is then written after the run).
+   For a static-shape graph without variables or callback ops, runs after the first allocate
+   no memory in ge's executor.  On error the outputs' contents are unspecified.  Thread-safe
+   (concurrent runs need distinct output tensors). */
+GE_API ge_status ge_session_run_graph_into(ge_session *s, uint32_t graph_id,
+                                           ge_tensor *const *inputs, size_t n_in,
+                                           ge_tensor *const *outputs, size_t n_out);
 /* Number of outputs of a graph added to the session. */
 GE_API ge_status ge_session_graph_num_outputs(ge_session *s, uint32_t graph_id, size_t *n);
+/* The dtype and shape of output i as compiled for the graph's declared input shapes
+   (compiling it if needed); a dim only a run knows is -1.  dims has room for max_rank dims;
+   *rank receives the rank. */
+GE_API ge_status ge_session_graph_output_info(ge_session *s, uint32_t graph_id, size_t i,
+                                              ge_dtype *dtype, int64_t *dims, size_t max_rank,
+                                              size_t *rank);
 
 /* ---------------------------------------------------------------- variables */
 

@@ -320,6 +320,8 @@ ge_session_run_graph_async = _proto("ge_session_run_graph_async", _st, _vp, ctyp
                                     _vpp, _sz, RUN_DONE_FN, _vp)
 ge_session_graph_num_outputs = _proto("ge_session_graph_num_outputs", _st, _vp,
                                       ctypes.c_uint32, ctypes.POINTER(_sz))
+ge_session_run_graph_into = _proto("ge_session_run_graph_into", _st, _vp, ctypes.c_uint32, _vpp,
+                                   _sz, _vpp, _sz, required=False)
 
 ge_tensor_clone = _proto("ge_tensor_clone", _st, _vp, _vpp)
 # sequences and optionals (bound when the library has them)

@@ -494,10 +494,16 @@ class Session:
             n = c.value
         return n
 
-    def run_graph(self, graph_id, inputs=()):
-        """Runs graph `graph_id` on `inputs` (in graph input order) -> list of numpy arrays."""
+    def run_graph(self, graph_id, inputs=(), outputs=None):
+        """Runs graph `graph_id` on `inputs` (in graph input order) -> list of numpy arrays.
+
+        outputs: optional list of preallocated numpy arrays, one per graph output, with the
+        output's dtype and shape, C-contiguous and writeable; the run writes into them (no
+        new arrays are made) and returns that same list."""
         gid = int(graph_id)
         n_out = self._num_outputs(gid)
+        if outputs is not None:
+            return self._run_into(gid, n_out, inputs, outputs)
         tensors = _prepare_inputs(list(inputs), self._infos.get(gid),
                                   "ge.Session.run_graph(%d)" % gid)
         try:
@@ -507,6 +513,34 @@ class Session:
         finally:
             _free_all(tensors)
         return outputs_to_numpy(c_out, n_out)
+
+    def _run_into(self, gid, n_out, inputs, outputs):
+        what = "ge.Session.run_graph(%d)" % gid
+        outputs = list(outputs)
+        if len(outputs) != n_out:
+            raise L.InvalidArgument("%s: the graph has %d outputs, got %d output arrays"
+                                    % (what, n_out, len(outputs)), L.GE_ERR_INVALID_ARGUMENT)
+        for i, a in enumerate(outputs):
+            if (not isinstance(a, np.ndarray) or not a.flags.c_contiguous or not a.flags.writeable
+                    or not a.flags.aligned):
+                raise L.InvalidArgument("%s: output array %d must be a C-contiguous, aligned, "
+                                        "writeable numpy array" % (what, i),
+                                        L.GE_ERR_INVALID_ARGUMENT)
+        if L.ge_session_run_graph_into is None:
+            raise L.Unsupported("ge: this library cannot write into output arrays",
+                                L.GE_ERR_UNSUPPORTED)
+        tensors = _prepare_inputs(list(inputs), self._infos.get(gid), what)
+        outs = []
+        try:
+            outs = [from_numpy(a, what) for a in outputs]
+            c_in = (ctypes.c_void_p * max(len(tensors), 1))(*[t.ptr for t in tensors])
+            c_out = (ctypes.c_void_p * max(n_out, 1))(*[t.ptr for t in outs])
+            L.check(L.ge_session_run_graph_into(self.ptr, gid, c_in, len(tensors), c_out, n_out),
+                    what)
+        finally:
+            _free_all(tensors)
+            _free_all(outs)
+        return outputs
 
     def run_graph_async(self, graph_id, inputs=()):
         """Starts a run; returns a concurrent.futures.Future resolved with the output list."""

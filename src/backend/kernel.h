@@ -20,6 +20,9 @@ typedef struct ge_prepare_ctx {
   const ge_infer_input *in;  /* types (shapes concrete when the plan is static) and constants */
   const ge_type *out;        /* inferred output types */
   int intra_threads;         /* ge.intraOpThreads */
+  /* The memory layout (a ge_layout, compiler/layout.h) of each input / output the plan
+     decided; NULL = all plain.  A kernel must read and write its operands in these layouts. */
+  const uint8_t *in_layout, *out_layout;
 } ge_prepare_ctx;
 
 typedef struct ge_kctx ge_kctx;
@@ -33,6 +36,21 @@ typedef struct ge_kernel {
   /* run writes every element of every output it is handed, so the executor need not zero
      them first (by default outputs arrive zeroed) */
   bool overwrites_outputs;
+  /* In place: bit i set = output 0 may share input i's buffer when both have the same dtype,
+     shape and layout and input i dies at this step (the memory planner decides).  run must
+     then be correct with out[0]->data == in[i]->data: each output element depends only on
+     the same element of that input, read before it is written.  The executor never zeroes an
+     output that shares an input's buffer. */
+  uint32_t inplace_inputs;
+  /* Layout preference (may be NULL: plain operands only), asked at compile time before any
+     kernel is prepared (p->in_layout / out_layout are NULL then): writes for each input i /
+     output o the ge_layout (compiler/layout.h) it would like, GE_LAYOUT_ANY where it takes
+     whichever it is given, GE_LAYOUT_PLAIN (the value already there) where it needs plain. */
+  void (*layout_pref)(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out);
+  /* May be NULL.  Bit i set: the prepared state holds its own (packed) copy of constant input
+     i and run never reads that input, so the constant's bytes need not stay resident for this
+     step (a reclaimable weight, ir.h ge_tensor_evict). */
+  uint32_t (*packed_inputs)(const void *state);
 } ge_kernel;
 
 /* What a kernel sees at run time. */

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/layout.h"
 #include "compiler/memplan.h"
 #include "compiler/program.h"
 
@@ -41,6 +42,7 @@ static size_t type_bytes(const ge_type *t) {
 
 void ge_plan_free(ge_plan *p) {
   if (!p) return;
+  ge_plan_pool_free(p);
   for (size_t i = 0; i < p->n_steps; i++) {
     ge_step *s = &p->steps[i];
     if (s->k && s->k->release && s->state) s->k->release(s->state);
@@ -56,6 +58,7 @@ void ge_plan_free(ge_plan *p) {
   free(p->outputs);
   free(p->arena_offset);
   free(p->alias_of);
+  free(p->layout);
   free(p);
 }
 
@@ -215,11 +218,13 @@ static ge_status run_value_identity(const void *state, ge_kctx *c) {
 }
 static const ge_kernel value_identity_kernel = {NULL, run_value_identity, NULL, true};
 
-static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in, const ge_type *out_t) {
+static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in, const ge_type *out_t,
+                          const uint8_t *in_layout, const uint8_t *out_layout) {
   char where[256];
   ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
                        .n_out = n->n_outputs, .in = in, .out = out_t,
-                       .intra_threads = p->opts.intra_threads};
+                       .intra_threads = p->opts.intra_threads, .in_layout = in_layout,
+                       .out_layout = out_layout};
   const ge_kernel *k = NULL;
   void *state = NULL;
   if (domain_is_onnx(n->domain) && !strcmp(n->op_type, "Identity") && n->n_inputs == 1 && in[0].present &&
@@ -361,6 +366,43 @@ static ge_status compute_lifetimes(ge_plan *p) {
   return st;
 }
 
+/* The two slots are stored in the same memory layout (ge_plan.layout: compiler/layout.h). */
+static bool slot_layout_same(const ge_plan *p, uint32_t a, uint32_t b) {
+  return !p->layout || p->layout[a] == p->layout[b];
+}
+
+static bool types_same(const ge_type *a, const ge_type *b) {
+  return a->kind == GE_TYPE_TENSOR && b->kind == GE_TYPE_TENSOR && a->dtype == b->dtype &&
+         ge_shape_equal(&a->shape, &b->shape);
+}
+
+/* In-place hints: output 0 of a step whose kernel allows it (ge_kernel.inplace_inputs) may take
+   the buffer of an input of the same dtype, shape and layout whose buffer dies at that step
+   (a view's buffer dies with its last view).  The planner then puts both at one offset when
+   nothing else is in the way. */
+static ge_status set_inplace_hints(const ge_plan *p, ge_mem_request *req, const uint32_t *slots, size_t n) {
+  int32_t *req_of = malloc((p->n_slots + 1) * sizeof *req_of);
+  if (!req_of) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory planning memory");
+  for (size_t v = 0; v < p->n_slots; v++) req_of[v] = -1;
+  for (size_t i = 0; i < n; i++) req_of[slots[i]] = (int32_t)i;
+  for (size_t i = 0; i < n; i++) {
+    const ge_step *s = &p->steps[req[i].first];
+    if (!s->k->inplace_inputs || s->n_out < 1 || s->out[0] != slots[i]) continue;
+    const ge_type *to = &p->slots[slots[i]].type;
+    for (uint32_t j = 0; j < s->n_in && j < 32 && req[i].inplace_of == GE_MEMPLAN_NONE; j++) {
+      if (!(s->k->inplace_inputs & (1u << j)) || s->in[j] == GE_SLOT_NONE) continue;
+      uint32_t u = s->in[j];
+      int32_t root = p->alias_of && p->alias_of[u] >= 0 ? p->alias_of[u] : (int32_t)u;
+      int32_t r = req_of[root];
+      if (r < 0 || (size_t)r == i || req[r].last != req[i].first || req[r].size != req[i].size) continue;
+      if (!types_same(&p->slots[u].type, to) || !slot_layout_same(p, u, slots[i])) continue;
+      req[i].inplace_of = r;
+    }
+  }
+  free(req_of);
+  return GE_OK;
+}
+
 /* Offsets in one arena for the intermediates of static steps (compiler/memplan.h); every
    plan is checked: no two buffers whose lifetimes overlap share a byte. */
 static ge_status plan_memory(ge_plan *p) {
@@ -380,9 +422,16 @@ static ge_status plan_memory(ge_plan *p) {
     slots[k++] = slots[i];
   }
   n = k;
+  /* in place is reuse too: ge.exec.disableReuseMemory turns it off */
+  ge_status st = n && !p->opts.disable_reuse ? set_inplace_hints(p, req, slots, n) : GE_OK;
+  if (st != GE_OK) {
+    free(req);
+    free(slots);
+    return st;
+  }
   ge_memplan_opts mo = {.no_reuse = p->opts.disable_reuse};
   ge_mem_plan mp = {0};
-  ge_status st = ge_memplan_compute(req, n, &mo, &mp);
+  st = ge_memplan_compute(req, n, &mo, &mp);
   if (st == GE_OK) st = ge_memplan_check(req, n, &mo, &mp);
   if (st == GE_OK) {
     for (size_t i = 0; i < n; i++) {
@@ -413,6 +462,8 @@ ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const g
   p->outputs = calloc(g->n_outputs + 1, sizeof *p->outputs);
   ge_infer_input *in = NULL;
   ge_type *out_t = NULL;
+  bool *stepped = NULL; /* per node: runs as a step (not folded) */
+  uint8_t *lay = NULL;  /* a step's input then output layouts */
   ge_status st = GE_OK;
   if (!p->slots || !p->steps || !p->inputs || !p->outputs) {
     st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling graph");
@@ -425,7 +476,9 @@ ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const g
   }
   in = calloc(max_in, sizeof *in);
   out_t = calloc(max_out, sizeof *out_t);
-  if (!in || !out_t) {
+  stepped = calloc(g->n_nodes + 1, sizeof *stepped);
+  lay = calloc(max_in + max_out, 1);
+  if (!in || !out_t || !stepped || !lay) {
     st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling graph");
     goto fail;
   }
@@ -516,20 +569,45 @@ ge_status ge_plan_compile(const ge_graph *g, const ge_type *input_types, const g
         continue;
       }
     }
-    st = add_step(p, n, in, out_t);
-    if (st != GE_OK) goto fail;
+    stepped[ni] = true;
   }
+  /* memory layouts, decided before any kernel is prepared (compiler/layout.h) */
+  st = ge_plan_assign_layouts(p, stepped);
+  for (size_t ni = 0; st == GE_OK && ni < g->n_nodes; ni++) {
+    if (!stepped[ni]) continue;
+    const ge_node *n = &g->nodes[ni];
+    for (size_t i = 0; i < n->n_inputs; i++) {
+      int32_t v = n->inputs[i];
+      in[i].present = v >= 0;
+      in[i].type = v >= 0 ? &p->slots[v].type : NULL;
+      in[i].value = v >= 0 ? p->slots[v].constant : NULL;
+      lay[i] = v >= 0 ? p->layout[v] : 0;
+    }
+    for (size_t o = 0; o < n->n_outputs; o++) lay[max_in + o] = n->outputs[o] >= 0 ? p->layout[n->outputs[o]] : 0;
+    ge_infer_ctx ic = {.graph = g, .node = n, .opset = n->opset, .n_in = n->n_inputs,
+                       .n_out = n->n_outputs, .in = in, .out = out_t};
+    st = ge_op_infer(&ic); /* the types of omitted outputs; the others are the slots' */
+    for (size_t o = 0; st == GE_OK && o < n->n_outputs; o++)
+      if (n->outputs[o] >= 0) out_t[o] = p->slots[n->outputs[o]].type;
+    if (st == GE_OK) st = add_step(p, n, in, out_t, lay, lay + max_in);
+  }
+  if (st != GE_OK) goto fail;
   st = mark_views(p);
   if (st == GE_OK) st = compute_lifetimes(p);
   if (st == GE_OK) st = plan_memory(p);
+  if (st == GE_OK) st = ge_plan_pool_init(p);
   if (st != GE_OK) goto fail;
   free(in);
   free(out_t);
+  free(stepped);
+  free(lay);
   *out = p;
   return GE_OK;
 fail:
   free(in);
   free(out_t);
+  free(stepped);
+  free(lay);
   ge_plan_free(p);
   return st;
 }

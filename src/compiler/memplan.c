@@ -62,7 +62,7 @@ static bool place(const plan_ctx *c, const size_t *order, size_t *off, bool *pla
     size_t nr = 0;
     for (size_t j = 0; j < n; j++)
       if (placed[j] && j != i && c->asz[j] && conflict(c, i, j))
-        tmp[nr++] = (range){off[j], off[j] + c->asz[j], inplace_pair(c->req, i, j)};
+        tmp[nr++] = (range){off[j], off[j] + c->asz[j], !(c->opts && c->opts->no_reuse) && inplace_pair(c->req, i, j)};
     qsort(tmp, nr, sizeof *tmp, cmp_range);
     /* in place at a partner's offset when nothing else is in the way */
     bool done = false;
@@ -180,22 +180,31 @@ size_t ge_memplan_lower_bound(const ge_mem_request *req, size_t n) {
   if (n == 0) return 0;
   size_t ns = (size_t)max_step + 2;
   size_t *delta_add = calloc(ns, sizeof *delta_add), *delta_sub = calloc(ns, sizeof *delta_sub);
+  size_t *shared = calloc(ns, sizeof *shared); /* bytes of in-place pairs counted twice at a step */
   size_t best = 0;
-  if (delta_add && delta_sub) {
+  if (delta_add && delta_sub && shared) {
     for (size_t i = 0; i < n; i++) {
       size_t al = req[i].align ? req[i].align : GE_MEMPLAN_ALIGN, sz;
       if (!round_up(req[i].size, al, &sz)) sz = SIZE_MAX / 2;
       delta_add[req[i].first] += sz;
       delta_sub[req[i].last + 1] += sz;
+      int32_t j = req[i].inplace_of;
+      if (j >= 0 && (size_t)j < n && req[j].last == req[i].first) {
+        size_t al2 = req[j].align ? req[j].align : GE_MEMPLAN_ALIGN, sz2;
+        if (!round_up(req[j].size, al2, &sz2)) sz2 = SIZE_MAX / 2;
+        shared[req[i].first] += sz < sz2 ? sz : sz2;
+      }
     }
     size_t live = 0;
     for (size_t s = 0; s < ns; s++) {
       live = live + delta_add[s] - delta_sub[s];
-      if (live > best) best = live;
+      size_t here = live - (shared[s] < live ? shared[s] : live);
+      if (here > best) best = here;
     }
   }
   free(delta_add);
   free(delta_sub);
+  free(shared);
   return best;
 }
 

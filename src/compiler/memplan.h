@@ -56,7 +56,8 @@ typedef struct ge_mem_plan {
   size_t *offsets;        /* one per request */
   size_t n;
   size_t arena;           /* bytes */
-  size_t lower_bound;     /* most live bytes at any step (aligned sizes, in-place ignored) */
+  size_t lower_bound;     /* most live bytes at any step (aligned sizes; an in-place pair
+                             counts once at the step where one dies and the other is made) */
   const char *strategy;   /* the placement that won */
 } ge_mem_plan;
 

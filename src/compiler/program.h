@@ -46,6 +46,8 @@ typedef struct ge_plan {
   uint32_t *outputs;     /* slots of the graph outputs */
   size_t n_outputs;
   size_t n_folded;       /* nodes folded at compile time */
+  uint8_t *layout;       /* per slot: its memory layout, a ge_layout (compiler/layout.h);
+                            0 = plain */
   /* the memory plan: intermediates of static steps live at offsets of one arena per run */
   int32_t *alias_of;     /* per slot: the slot whose buffer it views (a view step's output),
                             -1 for a slot with its own buffer.  That buffer lives until the
@@ -55,7 +57,15 @@ typedef struct ge_plan {
   size_t arena_lower_bound; /* most bytes alive at once: no placement can do better */
   size_t arena_no_reuse;    /* what the same buffers take without reuse */
   const char *arena_strategy;
+  /* run workspaces (slot tensors, arena, operand arrays) kept between runs so that a run of
+     a static-shape plan allocates nothing (runtime/executor.c); mutable behind a lock */
+  struct ge_ws_pool *ws_pool;
 } ge_plan;
+
+typedef struct ge_ws_pool ge_ws_pool;
+/* Called by ge_plan_compile / ge_plan_free (defined with the executor). */
+ge_status ge_plan_pool_init(ge_plan *p);
+void ge_plan_pool_free(ge_plan *p);
 
 /* Compile `g` (topologically sorted) for the given input types (one per non-constant graph
    input, in order; NULL = the declared types).  Errors name the node, op and shapes.

@@ -293,13 +293,14 @@ ge_status ge_gem_save(const ge_graph *g, const ge_gem_header *h, const char *pat
 
 ge_status ge_gem_import(const void *data, size_t size, const char *label, const char *base_dir,
                         void (*trim)(void *ctx), void (*drop)(void *ctx), void *drop_ctx,
-                        ge_graph **out) {
+                        ge_file_ref *backing, uint64_t backing_off, ge_graph **out) {
   *out = NULL;
   ge_gem_header h;
   const uint8_t *payload;
   size_t n;
   GE_CHECK(ge_gem_parse(data, size, label, &h, &payload, &n));
-  ge_status st = ge_onnx_import_ex(payload, n, label, base_dir, trim, drop, drop_ctx, out);
+  ge_status st = ge_onnx_import_ex(payload, n, label, base_dir, trim, drop, drop_ctx, backing,
+                                   backing_off + (uint64_t)(payload - (const uint8_t *)data), out);
   if (st == GE_OK) {
     (*out)->optimized = true;
     (*out)->precision_mode = h.precision_mode;

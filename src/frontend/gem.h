@@ -58,7 +58,7 @@ ge_status ge_gem_save(const ge_graph *g, const ge_gem_header *h, const char *pat
    optimized, with the precision mode and opt level it was compiled with. */
 ge_status ge_gem_import(const void *data, size_t size, const char *label, const char *base_dir,
                         void (*trim)(void *ctx), void (*drop)(void *ctx), void *drop_ctx,
-                        ge_graph **out);
+                        ge_file_ref *backing, uint64_t backing_off, ge_graph **out);
 
 /* ge.exec.precision_mode values, long ("allow_fp32_to_bf16") or short ("bf16") form: the
    ge_precision_mode, or -1 when unknown. */

@@ -40,18 +40,18 @@ static model_format detect_format(const uint8_t *p, size_t size) {
    unpacked; the caller releases them afterwards when it was not called. */
 static ge_status load_any(const void *data, size_t size, const char *label, const char *base_dir,
                           void (*trim)(void *ctx), void (*drop)(void *ctx), void *drop_ctx,
-                          ge_graph **out) {
+                          ge_file_ref *backing, ge_graph **out) {
   if (size == 0) return ge_error(GE_ERR_PARSE, "%s: empty file, not a model", label);
   switch (detect_format(data, size)) {
     case FMT_ONNX:
-      return ge_onnx_import_ex(data, size, label, base_dir, trim, drop, drop_ctx, out);
+      return ge_onnx_import_ex(data, size, label, base_dir, trim, drop, drop_ctx, backing, 0, out);
     case FMT_TF_GRAPHDEF:
       return ge_error(GE_ERR_UNSUPPORTED,
                       "%s: looks like a TensorFlow GraphDef; TensorFlow GraphDef import is not "
                       "implemented yet",
                       label);
     case FMT_GEM:
-      return ge_gem_import(data, size, label, base_dir, trim, drop, drop_ctx, out);
+      return ge_gem_import(data, size, label, base_dir, trim, drop, drop_ctx, backing, 0, out);
     default:
       return ge_error(GE_ERR_PARSE,
                       "%s: not a recognised model (expected ONNX, TensorFlow GraphDef or .gem)",
@@ -66,7 +66,7 @@ ge_status ge_graph_load_buffer(const void *data, size_t size, const char *base_d
   if (!data && size)
     return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_graph_load_buffer: data is NULL");
   static const uint8_t empty[1] = {0};
-  return load_any(data ? data : empty, size, "<memory>", base_dir, NULL, NULL, NULL, out);
+  return load_any(data ? data : empty, size, "<memory>", base_dir, NULL, NULL, NULL, NULL, out);
 }
 
 /* The model file's bytes: mapped read-only (pages come from the page cache and are not copied),
@@ -76,6 +76,7 @@ typedef struct file_bytes {
   size_t size;
   bool mapped;   /* munmap, else free */
   bool released;
+  int fd;        /* open while mapped (-1 otherwise): the weights' backing */
 } file_bytes;
 
 static void file_bytes_release(void *ctx) {
@@ -97,6 +98,7 @@ static void file_bytes_trim(void *ctx) {
 
 static ge_status read_file(const char *path, file_bytes *f) {
   memset(f, 0, sizeof *f);
+  f->fd = -1;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ge_error(GE_ERR_IO, "%s: cannot open model: %s", path, strerror(errno));
   struct stat sb;
@@ -113,7 +115,7 @@ static ge_status read_file(const char *path, file_bytes *f) {
     void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m != MAP_FAILED) {
       (void)madvise(m, n, MADV_SEQUENTIAL);
-      close(fd);
+      f->fd = fd;
       f->data = m;
       f->size = n;
       f->mapped = true;
@@ -187,9 +189,14 @@ ge_status ge_graph_load(const char *path, const ge_option *opts, size_t n_opts, 
   file_bytes fb;
   ge_status st = read_file(path, &fb);
   if (st == GE_OK) {
+    /* the weights keep the file open (a descriptor, not the mapping) as their backing, so that
+       their memory can be given back once packed and read again if needed */
+    ge_file_ref *backing = NULL;
+    if (fb.fd >= 0 && ge_file_ref_new(fb.fd, path, &backing) != GE_OK) backing = NULL;
     st = load_any(fb.data, fb.size, path, ext_dir, file_bytes_trim, file_bytes_release, &fb,
-                  out);
+                  backing, out);
     file_bytes_release(&fb);
+    ge_file_ref_unref(backing);
   }
   free(dir);
   return st;

@@ -87,6 +87,36 @@ void ge_tensor_shape(const ge_tensor *t, ge_shape *out);
 ge_status ge_tensor_make_shared(ge_tensor *t);
 ge_status ge_tensor_share(const ge_tensor *t, ge_tensor **out);
 bool ge_tensor_is_shared(const ge_tensor *t);
+/* Reclaimable weights.  A shared constant whose bytes are also in a model file can be given
+   that file as its backing; its resident pages can then be dropped (ge_tensor_evict) while no
+   one holds a pin, and are read back from the file when it is pinned again.  Whoever reads a
+   constant's bytes (passes, compilation, kernels at run time, export) must hold a pin on it for
+   as long as it reads them; a tensor without a backing is never evicted and pins cost nothing. */
+typedef struct ge_file_ref ge_file_ref;
+/* Takes over fd (closed on failure too); path is for messages. */
+ge_status ge_file_ref_new(int fd, const char *path, ge_file_ref **out);
+void ge_file_ref_unref(ge_file_ref *f);
+int ge_file_ref_fd(const ge_file_ref *f);
+/* t must be shared; its nbytes bytes equal the file's at offset off.  Adds a file reference. */
+ge_status ge_tensor_set_backing(ge_tensor *t, ge_file_ref *f, uint64_t off);
+bool ge_tensor_has_backing(const ge_tensor *t);
+/* Whether its bytes are dropped from memory right now (for tests and diagnostics). */
+bool ge_tensor_is_evicted(const ge_tensor *t);
+/* Pin: reads evicted pages back first (fails if the file changed since it was loaded).  A soft
+   pin is a compilation's: it lets ge_tensor_evict_packed drop the bytes when that compilation
+   holds the only pin (its one reader has packed them). */
+ge_status ge_tensor_pin(const ge_tensor *t);
+void ge_tensor_unpin(const ge_tensor *t);
+ge_status ge_tensor_pin_soft(const ge_tensor *t);
+void ge_tensor_unpin_soft(const ge_tensor *t);
+/* Drops the resident pages of a backed constant no one pins (no-op otherwise). */
+void ge_tensor_evict(const ge_tensor *t);
+/* The same while the caller's compilation holds the only (soft) pin. */
+void ge_tensor_evict_packed(const ge_tensor *t);
+/* Pins / unpins every constant value of g (only top-level initializers get a backing); unpin
+   only after a successful pin. */
+ge_status ge_graph_pin_constants(const ge_graph *g, bool soft);
+void ge_graph_unpin_constants(const ge_graph *g, bool soft);
 /* A scalar read of element i as double / int64 (any numeric dtype, bool). */
 double ge_tensor_get_f64(const ge_tensor *t, size_t i);
 int64_t ge_tensor_get_i64(const ge_tensor *t, size_t i);

@@ -1,8 +1,13 @@
 /* Tensors: aligned storage, creation/wrapping with checked sizes, strings, clone, reads. */
+#include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ir/dtype_lowp.h"
 #include "ir/ir.h"
@@ -231,14 +236,61 @@ ge_status ge_tensor_clone(const ge_tensor *t, ge_tensor **out) {
 
 /* ------------------------------------------------------------------ shared storage */
 
-/* The reference-counted block behind shared tensors: the original storage and how to free it. */
+/* The reference-counted block behind shared tensors: the original storage and how to free it;
+   optionally the model file the bytes also sit in (ge_tensor_set_backing), so that they can be
+   dropped from memory while no one reads them and read back on demand. */
 typedef struct shared_store {
   atomic_size_t refs;
   void *data;
   void (*release)(void *data, void *ctx);
   void *release_ctx;
   bool owns;
+  /* reclaimable: set once, before the storage is shared with another thread */
+  ge_file_ref *backing;
+  uint64_t offset;
+  size_t nbytes;
+  pthread_mutex_t mu; /* guards pins and evicted (initialised with the backing) */
+  size_t pins, soft_pins;
+  bool evicted;
 } shared_store;
+
+struct ge_file_ref {
+  atomic_size_t refs;
+  int fd;
+  char *path;
+  struct stat st; /* at open: a changed file is not read back */
+};
+
+ge_status ge_file_ref_new(int fd, const char *path, ge_file_ref **out) {
+  *out = NULL;
+  ge_file_ref *f = calloc(1, sizeof *f);
+  if (f) f->path = strdup(path ? path : "<file>");
+  if (!f || !f->path) {
+    if (f) free(f);
+    close(fd);
+    return ge_error(GE_ERR_OUT_OF_MEMORY, "%s: out of memory", path ? path : "<file>");
+  }
+  if (fstat(fd, &f->st) != 0) {
+    ge_status st = ge_error(GE_ERR_IO, "%s: stat failed: %s", f->path, strerror(errno));
+    close(fd);
+    free(f->path);
+    free(f);
+    return st;
+  }
+  atomic_init(&f->refs, 1);
+  f->fd = fd;
+  *out = f;
+  return GE_OK;
+}
+
+void ge_file_ref_unref(ge_file_ref *f) {
+  if (!f || atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1) return;
+  close(f->fd);
+  free(f->path);
+  free(f);
+}
+
+int ge_file_ref_fd(const ge_file_ref *f) { return f ? f->fd : -1; }
 
 static void shared_release(void *data, void *ctx) {
   (void)data;
@@ -246,6 +298,10 @@ static void shared_release(void *data, void *ctx) {
   if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
   if (s->release) s->release(s->data, s->release_ctx);
   if (s->owns) ge_aligned_free(s->data);
+  if (s->backing) {
+    pthread_mutex_destroy(&s->mu);
+    ge_file_ref_unref(s->backing);
+  }
   free(s);
 }
 
@@ -254,7 +310,7 @@ bool ge_tensor_is_shared(const ge_tensor *t) { return t && t->release == shared_
 ge_status ge_tensor_make_shared(ge_tensor *t) {
   if (!t) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_make_shared: NULL tensor");
   if (t->release == shared_release || t->dtype == GE_STRING) return GE_OK;
-  shared_store *s = malloc(sizeof *s);
+  shared_store *s = calloc(1, sizeof *s);
   if (!s) return ge_error(GE_ERR_OUT_OF_MEMORY, "ge_tensor_make_shared: out of memory");
   atomic_init(&s->refs, 1);
   s->data = t->data;
@@ -266,6 +322,143 @@ ge_status ge_tensor_make_shared(ge_tensor *t) {
   t->owns = false;
   return GE_OK;
 }
+
+/* ------------------------------------------------------------------ reclaimable weights */
+
+static shared_store *backed_store(const ge_tensor *t) {
+  if (!t || t->release != shared_release) return NULL;
+  shared_store *s = t->release_ctx;
+  return s && s->backing ? s : NULL;
+}
+
+bool ge_tensor_has_backing(const ge_tensor *t) { return backed_store(t) != NULL; }
+
+bool ge_tensor_is_evicted(const ge_tensor *t) {
+  shared_store *s = backed_store(t);
+  if (!s) return false;
+  pthread_mutex_lock(&s->mu);
+  bool e = s->evicted;
+  pthread_mutex_unlock(&s->mu);
+  return e;
+}
+
+ge_status ge_tensor_set_backing(ge_tensor *t, ge_file_ref *f, uint64_t off) {
+  if (!t || !f || t->release != shared_release)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_set_backing: not a shared tensor");
+  shared_store *s = t->release_ctx;
+  if (s->backing || s->data != t->data) return GE_OK; /* already backed, or a view into it */
+  if (pthread_mutex_init(&s->mu, NULL) != 0)
+    return ge_error(GE_ERR_INTERNAL, "ge_tensor_set_backing: cannot create a mutex");
+  atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+  s->backing = f;
+  s->offset = off;
+  s->nbytes = t->nbytes;
+  return GE_OK;
+}
+
+/* The whole pages inside [data, data + nbytes): what eviction drops and a pin reads back. */
+static bool inner_pages(const shared_store *s, uintptr_t *lo, uintptr_t *hi) {
+  long pg = sysconf(_SC_PAGESIZE);
+  uintptr_t page = pg > 0 ? (uintptr_t)pg : 4096u;
+  uintptr_t b = (uintptr_t)s->data, e = b + s->nbytes;
+  *lo = (b + page - 1) / page * page;
+  *hi = e / page * page;
+  return *hi > *lo;
+}
+
+/* Reads the evicted pages back from the file (s->mu held). */
+static ge_status restore_locked(shared_store *s) {
+  uintptr_t lo, hi;
+  if (!s->evicted || !inner_pages(s, &lo, &hi)) {
+    s->evicted = false;
+    return GE_OK;
+  }
+  const ge_file_ref *f = s->backing;
+  struct stat now;
+  if (fstat(f->fd, &now) != 0 || now.st_size != f->st.st_size ||
+      now.st_mtim.tv_sec != f->st.st_mtim.tv_sec || now.st_mtim.tv_nsec != f->st.st_mtim.tv_nsec)
+    return ge_error(GE_ERR_IO,
+                    "%s: the model file changed on disk since it was loaded; a weight of %zu bytes "
+                    "at offset %llu that was dropped from memory cannot be read back",
+                    f->path, s->nbytes, (unsigned long long)s->offset);
+  size_t n = (size_t)(hi - lo), done = 0;
+  uint64_t foff = s->offset + (uint64_t)(lo - (uintptr_t)s->data);
+  while (done < n) {
+    ssize_t r = pread(f->fd, (char *)lo + done, n - done, (off_t)(foff + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      return ge_error(GE_ERR_IO, "%s: reading back a weight (%zu bytes at offset %llu) failed: %s",
+                      f->path, s->nbytes, (unsigned long long)s->offset,
+                      r < 0 ? strerror(errno) : "unexpected end of file");
+    done += (size_t)r;
+  }
+  s->evicted = false;
+  return GE_OK;
+}
+
+static ge_status pin(const ge_tensor *t, bool soft) {
+  shared_store *s = backed_store(t);
+  if (!s) return GE_OK;
+  pthread_mutex_lock(&s->mu);
+  ge_status st = restore_locked(s);
+  if (st == GE_OK) {
+    if (soft)
+      s->soft_pins++;
+    else
+      s->pins++;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
+static void unpin(const ge_tensor *t, bool soft) {
+  shared_store *s = backed_store(t);
+  if (!s) return;
+  pthread_mutex_lock(&s->mu);
+  size_t *c = soft ? &s->soft_pins : &s->pins;
+  if (*c) (*c)--;
+  pthread_mutex_unlock(&s->mu);
+}
+
+ge_status ge_tensor_pin(const ge_tensor *t) { return pin(t, false); }
+void ge_tensor_unpin(const ge_tensor *t) { unpin(t, false); }
+ge_status ge_tensor_pin_soft(const ge_tensor *t) { return pin(t, true); }
+void ge_tensor_unpin_soft(const ge_tensor *t) { unpin(t, true); }
+
+static void evict(const ge_tensor *t, size_t soft_allowed) {
+  shared_store *s = backed_store(t);
+  if (!s) return;
+  pthread_mutex_lock(&s->mu);
+  uintptr_t lo, hi;
+  if (!s->pins && s->soft_pins <= soft_allowed && !s->evicted && inner_pages(s, &lo, &hi) &&
+      madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED) == 0)
+    s->evicted = true;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void ge_tensor_evict(const ge_tensor *t) { evict(t, 0); }
+void ge_tensor_evict_packed(const ge_tensor *t) { evict(t, 1); }
+
+static ge_status graph_pin(const ge_graph *g, bool do_pin, bool soft) {
+  for (size_t i = 0; g && i < g->n_values; i++) {
+    const ge_tensor *c = g->values[i].constant;
+    if (!c) continue;
+    if (!do_pin) {
+      unpin(c, soft);
+      continue;
+    }
+    ge_status st = pin(c, soft);
+    if (st != GE_OK) {
+      for (size_t j = 0; j < i; j++)
+        if (g->values[j].constant) unpin(g->values[j].constant, soft);
+      return st;
+    }
+  }
+  return GE_OK;
+}
+
+ge_status ge_graph_pin_constants(const ge_graph *g, bool soft) { return graph_pin(g, true, soft); }
+void ge_graph_unpin_constants(const ge_graph *g, bool soft) { (void)graph_pin(g, false, soft); }
 
 ge_status ge_tensor_share(const ge_tensor *t, ge_tensor **out) {
   if (!out) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_share: out is NULL");

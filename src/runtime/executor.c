@@ -114,40 +114,238 @@ ge_status ge_plan_run(const ge_plan *p, ge_tensor *const *inputs, size_t n_in, g
   return ge_plan_run_env(p, inputs, n_in, outputs, n_out, NULL);
 }
 
+/* ------------------------------------------------------------------ run workspaces
+ * Everything a run needs besides its kernels' work: the slot tensors, the arena of planned
+ * intermediates and the operand arrays.  A plan keeps the workspaces of finished runs (up to
+ * GE_WS_POOL_MAX) and hands one to the next run, so that a run of a static-shape plan
+ * allocates nothing once the first run has made its workspace; concurrent runs each take
+ * their own. */
+
+#define GE_WS_POOL_MAX 8
+
+typedef struct ge_run_ws {
+  ge_tensor *slots;
+  bool *owned;
+  bool *direct;        /* slot written straight into a caller's output tensor */
+  uint8_t *arena;
+  ge_tensor **in_ptrs, **out_ptrs;
+  ge_infer_input *inf_in;
+  ge_type *inf_in_t, *inf_out_t;
+  struct ge_run_ws *next;
+} ge_run_ws;
+
+struct ge_ws_pool {
+  pthread_mutex_t mu;
+  ge_run_ws *free;
+  size_t n_free;
+  size_t max_in, max_out;
+};
+
+static void ws_free(ge_run_ws *w) {
+  if (!w) return;
+  free(w->slots);
+  free(w->owned);
+  free(w->direct);
+  ge_aligned_free(w->arena);
+  free(w->in_ptrs);
+  free(w->out_ptrs);
+  free(w->inf_in);
+  free(w->inf_in_t);
+  free(w->inf_out_t);
+  free(w);
+}
+
+ge_status ge_plan_pool_init(ge_plan *p) {
+  ge_ws_pool *pool = calloc(1, sizeof *pool);
+  if (!pool) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory compiling graph");
+  pool->max_in = pool->max_out = 1;
+  for (size_t i = 0; i < p->n_steps; i++) {
+    if (p->steps[i].n_in > pool->max_in) pool->max_in = p->steps[i].n_in;
+    if (p->steps[i].n_out > pool->max_out) pool->max_out = p->steps[i].n_out;
+  }
+  pthread_mutex_init(&pool->mu, NULL);
+  p->ws_pool = pool;
+  return GE_OK;
+}
+
+void ge_plan_pool_free(ge_plan *p) {
+  ge_ws_pool *pool = p ? p->ws_pool : NULL;
+  if (!pool) return;
+  while (pool->free) {
+    ge_run_ws *w = pool->free;
+    pool->free = w->next;
+    ws_free(w);
+  }
+  pthread_mutex_destroy(&pool->mu);
+  free(pool);
+  p->ws_pool = NULL;
+}
+
+static ge_run_ws *ws_acquire(const ge_plan *p) {
+  ge_ws_pool *pool = p->ws_pool;
+  ge_run_ws *w = NULL;
+  pthread_mutex_lock(&pool->mu);
+  if (pool->free) {
+    w = pool->free;
+    pool->free = w->next;
+    pool->n_free--;
+  }
+  pthread_mutex_unlock(&pool->mu);
+  if (w) return w;
+  w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->slots = calloc(p->n_slots + 1, sizeof *w->slots);
+  w->owned = calloc(p->n_slots + 1, sizeof *w->owned);
+  w->direct = calloc(p->n_slots + 1, sizeof *w->direct);
+  /* never NULL, so that a planned empty tensor still gets a valid pointer */
+  w->arena = ge_aligned_alloc(p->arena_bytes ? p->arena_bytes : GE_MEMPLAN_ALIGN);
+  w->in_ptrs = calloc(pool->max_in, sizeof *w->in_ptrs);
+  w->out_ptrs = calloc(pool->max_out, sizeof *w->out_ptrs);
+  w->inf_in = calloc(pool->max_in, sizeof *w->inf_in);
+  w->inf_in_t = calloc(pool->max_in, sizeof *w->inf_in_t);
+  w->inf_out_t = calloc(pool->max_out, sizeof *w->inf_out_t);
+  if (!w->slots || !w->owned || !w->direct || !w->arena || !w->in_ptrs || !w->out_ptrs ||
+      !w->inf_in || !w->inf_in_t || !w->inf_out_t) {
+    ws_free(w);
+    return NULL;
+  }
+  return w;
+}
+
+/* Back to the pool, every slot released and cleared (no pointer of this run survives). */
+static void ws_release(const ge_plan *p, ge_run_ws *w) {
+  for (size_t v = 0; v < p->n_slots; v++)
+    if (w->owned[v]) ge_tensor_release_storage(&w->slots[v]);
+  memset(w->slots, 0, p->n_slots * sizeof *w->slots);
+  memset(w->owned, 0, p->n_slots * sizeof *w->owned);
+  memset(w->direct, 0, p->n_slots * sizeof *w->direct);
+  ge_ws_pool *pool = p->ws_pool;
+  pthread_mutex_lock(&pool->mu);
+  if (pool->n_free < GE_WS_POOL_MAX) {
+    w->next = pool->free;
+    pool->free = w;
+    pool->n_free++;
+    w = NULL;
+  }
+  pthread_mutex_unlock(&pool->mu);
+  ws_free(w);
+}
+
+/* ------------------------------------------------------------------ outputs into the caller's tensors */
+
+static bool type_fits_tensor(const ge_type *ty, const ge_tensor *t) {
+  if (ty->kind != GE_TYPE_TENSOR || ty->dtype != t->dtype || ty->shape.rank != t->rank) return false;
+  for (int32_t d = 0; d < t->rank; d++)
+    if (ty->shape.dims[d] >= 0 && ty->shape.dims[d] != t->dims[d]) return false;
+  return true;
+}
+
+static bool bytes_overlap(const ge_tensor *a, const ge_tensor *b) {
+  const char *pa = a->data, *pb = b->data;
+  return a->nbytes && b->nbytes && pa && pb && pa < pb + b->nbytes && pb < pa + a->nbytes;
+}
+
+/* The caller's output tensors fit what the plan produces (dtype; every dim the plan knows). */
+static ge_status check_into(const ge_plan *p, ge_tensor *const *into, size_t n_out) {
+  char want[160], got[160];
+  for (size_t i = 0; i < n_out; i++) {
+    const char *name = p->graph->values[p->outputs[i]].name;
+    const ge_type *ty = &p->slots[p->outputs[i]].type;
+    const ge_tensor *t = into[i];
+    if (!t) return ge_error(GE_ERR_INVALID_ARGUMENT, "output %zu ('%s'): no tensor given", i, name);
+    if (ge_value_seq(t) || ty->kind != GE_TYPE_TENSOR || ty->dtype == GE_STRING)
+      return ge_error(GE_ERR_UNSUPPORTED, "output %zu ('%s'): only numeric tensor outputs can be written into "
+                      "the caller's tensors; run the graph without output tensors", i, name);
+    if (t->nbytes && !t->data)
+      return ge_error(GE_ERR_INVALID_ARGUMENT, "output %zu ('%s'): the tensor given has no data", i, name);
+    if (!type_fits_tensor(ty, t)) {
+      ge_shape sh;
+      ge_tensor_shape(t, &sh);
+      ge_shape_str(&ty->shape, p->graph, want, sizeof want);
+      ge_shape_str(&sh, p->graph, got, sizeof got);
+      return ge_error(GE_ERR_SHAPE, "output %zu ('%s') is %s %s, the tensor given is %s %s", i, name,
+                      ge_dtype_name(ty->dtype), want, ge_dtype_name(t->dtype), got);
+    }
+  }
+  return GE_OK;
+}
+
+/* Which output slots the steps write straight into the caller's tensors: static-shape values
+   that a kernel of this plan produces (not inputs, constants or views), first occurrence only,
+   in tensors that share no byte with an input. */
+static void mark_direct(const ge_plan *p, ge_run_ws *w, ge_tensor *const *into, size_t n_out,
+                        ge_tensor *const *inputs, size_t n_in) {
+  for (size_t i = 0; i < n_out; i++) {
+    uint32_t v = p->outputs[i];
+    const ge_slot *sl = &p->slots[v];
+    if (w->direct[v] || sl->constant || sl->input_index >= 0 || !ge_shape_is_static(&sl->type.shape) ||
+        (p->alias_of && p->alias_of[v] >= 0))
+      continue;
+    bool ok = true;
+    for (size_t j = 0; j < n_in && ok; j++)
+      if (inputs[j] && !ge_value_seq(inputs[j]) && bytes_overlap(inputs[j], into[i])) ok = false;
+    for (size_t j = 0; j < i && ok; j++)
+      if (bytes_overlap(into[j], into[i])) ok = false;
+    if (!ok) continue;
+    w->direct[v] = true;
+    ge_tensor_view(&w->slots[v], into[i]);
+  }
+}
+
+/* After the run: the outputs not written in place are copied into the caller's tensors. */
+static ge_status copy_into(const ge_plan *p, ge_run_ws *w, ge_tensor *const *into, size_t n_out) {
+  char want[160], got[160];
+  for (size_t i = 0; i < n_out; i++) {
+    uint32_t v = p->outputs[i];
+    const ge_tensor *src = &w->slots[v];
+    if (w->direct[v] && src->data == into[i]->data) continue;
+    ge_shape a, b;
+    ge_tensor_shape(src, &a);
+    ge_tensor_shape(into[i], &b);
+    if (ge_value_seq(src) || src->dtype != into[i]->dtype || !ge_shape_equal(&a, &b))
+      return ge_error(GE_ERR_SHAPE, "output %zu ('%s') is %s %s at run time, the tensor given is %s %s", i,
+                      p->graph->values[v].name, ge_dtype_name(src->dtype), ge_shape_str(&a, p->graph, got, sizeof got),
+                      ge_dtype_name(into[i]->dtype), ge_shape_str(&b, p->graph, want, sizeof want));
+    if (src->nbytes) memmove(into[i]->data, src->data, src->nbytes);
+  }
+  return GE_OK;
+}
+
+/* ------------------------------------------------------------------ the run */
+
+/* True when output tensor t of step s shares the buffer of one of its in-place inputs. */
+static bool shares_input(const ge_step *s, ge_tensor *const *in_ptrs, const ge_tensor *t) {
+  uint32_t m = s->k->inplace_inputs;
+  for (uint32_t i = 0; m && i < s->n_in && i < 32; i++)
+    if ((m & (1u << i)) && in_ptrs[i] && in_ptrs[i]->data == t->data) return true;
+  return false;
+}
+
 ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_in,
                           ge_tensor **outputs, size_t n_out, const ge_run_env *env) {
   GE_CHECK(ge_plan_run_check_inputs(p, inputs, n_in));
+  ge_tensor *const *into = env ? env->into : NULL;
   if (n_out != p->n_outputs)
     return ge_error(GE_ERR_INVALID_ARGUMENT, "the graph has %zu outputs, got room for %zu", p->n_outputs, n_out);
-  if (n_out && !outputs) return ge_error(GE_ERR_INVALID_ARGUMENT, "outputs is NULL");
-  for (size_t i = 0; i < n_out; i++) outputs[i] = NULL;
-
-  size_t max_in = 1, max_out = 1;
-  for (size_t i = 0; i < p->n_steps; i++) {
-    if (p->steps[i].n_in > max_in) max_in = p->steps[i].n_in;
-    if (p->steps[i].n_out > max_out) max_out = p->steps[i].n_out;
+  if (into) {
+    GE_CHECK(check_into(p, into, n_out));
+  } else {
+    if (n_out && !outputs) return ge_error(GE_ERR_INVALID_ARGUMENT, "outputs is NULL");
+    for (size_t i = 0; i < n_out; i++) outputs[i] = NULL;
   }
-  ge_tensor *slots = calloc(p->n_slots + 1, sizeof *slots);
-  /* one block for every planned intermediate of this run */
-  /* never NULL, so that a planned empty tensor still gets a valid pointer */
-  uint8_t *arena = ge_aligned_alloc(p->arena_bytes ? p->arena_bytes : GE_MEMPLAN_ALIGN);
-  bool *owned = calloc(p->n_slots + 1, sizeof *owned);
-  ge_tensor **in_ptrs = calloc(max_in, sizeof *in_ptrs);
-  ge_tensor **out_ptrs = calloc(max_out, sizeof *out_ptrs);
-  ge_infer_input *inf_in = calloc(max_in, sizeof *inf_in);
-  ge_type *inf_in_t = calloc(max_in, sizeof *inf_in_t);
-  ge_type *inf_out_t = calloc(max_out, sizeof *inf_out_t);
+
+  ge_run_ws *w = ws_acquire(p);
+  if (!w) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory starting a run");
+  ge_tensor *slots = w->slots;
+  bool *owned = w->owned;
+  uint8_t *arena = w->arena;
+  ge_tensor **in_ptrs = w->in_ptrs, **out_ptrs = w->out_ptrs;
   ge_status st = GE_OK;
   char where[256];
   ge_obs_run obs;
   ge_status obs_st = ge_obs_run_begin(env ? env->obs : NULL, p, &obs);
   if (obs_st != GE_OK) st = obs_st;
   if (st != GE_OK) goto done;
-  if (!slots || !owned || !in_ptrs || !out_ptrs || !inf_in || !inf_in_t || !inf_out_t ||
-      !arena) {
-    st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory starting a run");
-    goto done;
-  }
   for (size_t v = 0; v < p->n_slots; v++)
     if (p->slots[v].constant) {
       ge_tensor_view(&slots[v], p->slots[v].constant);
@@ -179,6 +377,7 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
     }
     ge_tensor_view(&slots[v], inputs[i]);
   }
+  if (into) mark_direct(p, w, into, n_out, inputs, n_in);
 
   for (size_t si = 0; si < p->n_steps; si++) {
     const ge_step *s = &p->steps[si];
@@ -199,9 +398,9 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
     for (uint32_t i = 0; i < s->n_in; i++) in_ptrs[i] = s->in[i] == GE_SLOT_NONE ? NULL : &slots[s->in[i]];
     const ge_type *types = NULL;
     if (!s->static_out) {
-      st = infer_at_run(p, s, slots, inf_in, inf_in_t, inf_out_t);
+      st = infer_at_run(p, s, slots, w->inf_in, w->inf_in_t, w->inf_out_t);
       if (st != GE_OK) goto done;
-      types = inf_out_t;
+      types = w->inf_out_t;
     }
     for (uint32_t o = 0; o < s->n_out; o++) {
       out_ptrs[o] = NULL;
@@ -210,8 +409,13 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
       const ge_type *ty = types ? &types[o] : &p->slots[v].type;
       out_ptrs[o] = &slots[v];
       owned[v] = true;
-      if (!types && p->arena_offset && p->arena_offset[v] >= 0) {
-        /* planned: a zeroed view into the arena, released with the arena */
+      if (w->direct[v] && !s->k->dynamic_output && type_fits_tensor(ty, &slots[v])) {
+        /* the caller's output tensor (a view set up by mark_direct) */
+        if (slots[v].nbytes && !s->k->overwrites_outputs) memset(slots[v].data, 0, slots[v].nbytes);
+        owned[v] = false;
+      } else if (!types && p->arena_offset && p->arena_offset[v] >= 0) {
+        /* planned: a view into the arena, released with the arena; zeroed unless the kernel
+           overwrites it, or it is an in-place input's buffer */
         ge_tensor *t = &slots[v];
         memset(t, 0, sizeof *t);
         t->dtype = ty->dtype;
@@ -220,15 +424,17 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
         ge_shape_numel(&ty->shape, &t->numel);
         t->nbytes = t->numel * ge_dtype_size(t->dtype);
         t->data = arena + p->arena_offset[v];
-        if (t->nbytes && !s->k->overwrites_outputs) memset(t->data, 0, t->nbytes);
+        if (t->nbytes && !s->k->overwrites_outputs && !shares_input(s, in_ptrs, t)) memset(t->data, 0, t->nbytes);
         owned[v] = false;
       } else if (ty->kind == GE_TYPE_TENSOR && ty->dtype != GE_DTYPE_COUNT && ge_shape_is_static(&ty->shape)) {
+        w->direct[v] = false;
         st = ge_tensor_init_alloc(&slots[v], ty->dtype, ty->shape.dims, ty->shape.rank);
         if (st != GE_OK) {
           st = ge_error_prefix(st, "%s, output %u: ", ge_node_desc(s->node, where, sizeof where), o);
           goto done;
         }
       } else if (s->k->dynamic_output) {
+        w->direct[v] = false;
         memset(&slots[v], 0, sizeof slots[v]);
         slots[v].dtype = ty->dtype;
       } else {
@@ -256,47 +462,41 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
     }
   }
 
-  for (size_t i = 0; i < n_out; i++) {
-    uint32_t v = p->outputs[i];
-    bool dup = false;
-    for (size_t j = 0; j < i; j++)
-      if (p->outputs[j] == v) {
-        st = ge_tensor_clone(outputs[j], &outputs[i]);
-        dup = true;
-        break;
-      }
-    if (!dup) {
-      st = move_output(&slots[v], owned[v], &outputs[i]);
-      owned[v] = false;
-    }
-    if (st != GE_OK) break;
-  }
-  if (st != GE_OK)
+  if (into) {
+    st = copy_into(p, w, into, n_out);
+  } else {
     for (size_t i = 0; i < n_out; i++) {
-      ge_tensor_free(outputs[i]);
-      outputs[i] = NULL;
+      uint32_t v = p->outputs[i];
+      bool dup = false;
+      for (size_t j = 0; j < i; j++)
+        if (p->outputs[j] == v) {
+          st = ge_tensor_clone(outputs[j], &outputs[i]);
+          dup = true;
+          break;
+        }
+      if (!dup) {
+        st = move_output(&slots[v], owned[v], &outputs[i]);
+        owned[v] = false;
+      }
+      if (st != GE_OK) break;
     }
+    if (st != GE_OK)
+      for (size_t i = 0; i < n_out; i++) {
+        ge_tensor_free(outputs[i]);
+        outputs[i] = NULL;
+      }
+  }
 
 done:
   obs_st = ge_obs_run_end(&obs);
   if (st == GE_OK && obs_st != GE_OK) {
     st = obs_st;
-    for (size_t i = 0; i < n_out; i++) {
+    for (size_t i = 0; !into && i < n_out; i++) {
       ge_tensor_free(outputs[i]);
       outputs[i] = NULL;
     }
   }
-  if (slots && owned)
-    for (size_t v = 0; v < p->n_slots; v++)
-      if (owned[v]) ge_tensor_release_storage(&slots[v]);
-  ge_aligned_free(arena);
-  free(slots);
-  free(owned);
-  free(in_ptrs);
-  free(out_ptrs);
-  free(inf_in);
-  free(inf_in_t);
-  free(inf_out_t);
+  ws_release(p, w);
   return st;
 }
 

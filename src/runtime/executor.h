@@ -13,6 +13,8 @@ typedef struct ge_run_env {
   const ge_tensor *var_values; /* views of the values this run reads */
   ge_run_fx *fx;               /* where kernels record side effects; NULL: dropped */
   ge_observe *obs;             /* profiling / dumping around each step; NULL: off */
+  ge_tensor *const *into;      /* the caller's output tensors, written in place (outputs
+                                  unused); NULL: outputs receive new tensors */
 } ge_run_env;
 
 /* ge_plan_run with an environment (NULL: variables read their initial values and side

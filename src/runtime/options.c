@@ -82,6 +82,13 @@ static ge_status apply_one(ge_options *o, const char *key, const char *value) {
        float16/bfloat16 in float32 internally.  The allow_* modes run the precision pass, which
        marks the nodes whose kernels compute in bf16/fp16 (docs/precision.md). */
     o->precision_mode = (int)i;
+  } else if (!strcmp(key, "ge.exec.layout")) {
+    /* hidden, for experiments: the index is the ge_layout_policy (compiler/layout.h) */
+    static const char *const known[] = {"auto", "nhwc", "blocked", "plain"};
+    size_t i = 0;
+    while (i < sizeof known / sizeof known[0] && strcmp(known[i], value)) i++;
+    if (i == sizeof known / sizeof known[0]) return bad_value(key, value, "auto, nhwc, blocked or plain");
+    o->layout_policy = (int)i;
   } else if (!strcmp(key, "ge.exec.disableReuseMemory")) {
     GE_CHECK(parse_bool(key, value, &bv));
     o->disable_reuse = bv;

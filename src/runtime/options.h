@@ -17,6 +17,7 @@ typedef struct ge_options {
   bool disable_reuse;
   bool callback_async;
   int precision_mode;       /* ge.exec.precision_mode: a ge_precision_mode (passes/pass.h) */
+  int layout_policy;        /* ge.exec.layout (hidden): a ge_layout_policy (compiler/layout.h) */
   char passes_disable[512]; /* ge.passes.disable: comma-separated pass names */
   char passes_enable[512];  /* ge.passes.enable */
   bool profiling;           /* ge.exec.profilingMode=1: Chrome trace (runtime/profiler.h) */

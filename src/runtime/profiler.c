@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "backend/kernel.h"
+#include "compiler/layout.h"
 #include "ir/error.h"
 #include "runtime/npy.h"
 
@@ -198,7 +199,24 @@ static ge_status dump_outputs(ge_obs_run *r, const ge_step *s, ge_tensor *const 
     else
       snprintf(name, sizeof name, "value_%u", v);
     snprintf(path, sizeof path, "%s/%s.npy", r->dump_dir, name);
+    /* a value stored blocked / channels-last between kernels is written plain */
+    int lay = r->plan->layout && v < r->plan->n_slots ? r->plan->layout[v] : GE_LAYOUT_PLAIN;
+    ge_tensor plain;
+    void *buf = NULL;
+    if (lay != GE_LAYOUT_PLAIN && t->data) {
+      buf = ge_aligned_alloc(t->nbytes ? t->nbytes : 1);
+      if (!buf) return ge_error(GE_ERR_OUT_OF_MEMORY, "dump of %s: out of memory", ge_node_desc(s->node, where, sizeof where));
+      ge_status cst = ge_layout_convert(buf, t->data, t->dims, t->rank, ge_dtype_size(t->dtype), lay, GE_LAYOUT_PLAIN);
+      if (cst != GE_OK) {
+        ge_aligned_free(buf);
+        return ge_error_prefix(cst, "dump of %s, output %u: ", ge_node_desc(s->node, where, sizeof where), o);
+      }
+      ge_tensor_view(&plain, t);
+      plain.data = buf;
+      t = &plain;
+    }
     ge_status st = ge_npy_write(path, t);
+    ge_aligned_free(buf);
     if (st != GE_OK)
       return ge_error_prefix(st, "dump of %s, output %u: ", ge_node_desc(s->node, where, sizeof where), o);
   }

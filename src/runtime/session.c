@@ -27,6 +27,12 @@ typedef struct graph_entry {
   size_t n_vars;
   bool has_effects;      /* holds ai.ge Summary/Save/Callback/Assign* ops */
   unsigned warned;       /* WARN_* bits: keys without a callback, warned once (under s->mu) */
+  /* reclaimable weights (ir.h ge_tensor_pin): per value of g, whether the entry pins its
+     constant because a plan reads it at run time; the plans whose readers are pinned (under
+     s->mu) */
+  bool *pinned;
+  const ge_plan *settled[GE_PLAN_CACHE_MAX + 1];
+  size_t n_settled;
   struct graph_entry *next;
 } graph_entry;
 
@@ -47,6 +53,9 @@ enum { WARN_SUMMARY = 1, WARN_SAVE = 2, WARN_OTHER = 4 };
 static void entry_free(graph_entry *e) {
   ge_plan_free(e->declared);
   for (size_t i = 0; i < e->n_plans; i++) ge_plan_free(e->plans[i]);
+  for (size_t v = 0; e->pinned && v < e->g->n_values; v++)
+    if (e->pinned[v]) ge_tensor_unpin(e->g->values[v].constant);
+  free(e->pinned);
   ge_graph_free(e->g);
   free(e->var_slots);
   free(e->var_idx);
@@ -174,12 +183,21 @@ ge_status ge_session_add_graph(ge_session *s, uint32_t graph_id, const ge_graph 
   graph_entry *e = calloc(1, sizeof *e);
   if (!e) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory adding graph %u", graph_id);
   e->id = graph_id;
-  ge_status st = ge_graph_clone(g, NULL, &e->g);
+  /* the passes read the weights: evicted ones are read back and none is dropped meanwhile */
+  ge_status st = ge_graph_pin_constants(g, false);
+  if (st != GE_OK) {
+    free(e);
+    return ge_error_prefix(st, "adding graph %u: ", graph_id);
+  }
+  st = ge_graph_clone(g, NULL, &e->g);
   if (st == GE_OK) st = ge_graph_inline_functions(e->g); /* model-local functions */
   if (st == GE_OK) st = ge_graph_expand_gradients(e->g); /* Gradient nodes: autodiff */
   if (st == GE_OK) st = ge_graph_toposort(e->g);
   if (st == GE_OK) st = e->g->optimized ? run_passes_optimized(s, e->g) : run_passes(s, e->g);
   if (st == GE_OK) st = scan_graph(s, e);
+  if (st == GE_OK && !(e->pinned = calloc(e->g->n_values + 1, sizeof *e->pinned)))
+    st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory");
+  ge_graph_unpin_constants(g, false);
   if (st != GE_OK) {
     entry_free(e);
     return ge_error_prefix(st, "adding graph %u: ", graph_id);
@@ -293,12 +311,66 @@ static ge_status scan_graph(ge_session *s, graph_entry *e) {
   return GE_OK;
 }
 
+/* Reclaimable weights.  A compilation soft-pins every constant (evicted ones are read back), so
+   that oneDNN kernels can drop a weight they packed as soon as they are its only reader
+   (ge_dn_drop_packed_originals); afterwards every weight the plan packed and no one pins is
+   dropped.  Before a plan first runs, the constants it reads at run time are pinned for the
+   entry's lifetime (settle_plan). */
+static ge_status compile_pinned(ge_session *s, graph_entry *e, const ge_type *types, ge_plan **out) {
+  GE_CHECK(ge_graph_pin_constants(e->g, true));
+  ge_status st = ge_plan_compile(e->g, types, &s->opts, out);
+  ge_graph_unpin_constants(e->g, true);
+  if (st != GE_OK) return st;
+  const ge_plan *p = *out;
+  for (size_t i = 0; i < p->n_steps; i++) {
+    const ge_step *stp = &p->steps[i];
+    uint32_t m = stp->k && stp->k->packed_inputs && stp->state ? stp->k->packed_inputs(stp->state) : 0;
+    for (uint32_t j = 0; m && j < stp->n_in && j < 32; j++) {
+      uint32_t v = stp->in[j];
+      if ((m >> j & 1u) && v != GE_SLOT_NONE && p->slots[v].constant && !p->slots[v].folded)
+        ge_tensor_evict(p->slots[v].constant);
+    }
+  }
+  return GE_OK;
+}
+
+/* Pins (once per entry) the graph constants plan p reads at run time: those a step reads
+   without having packed them, and constant graph outputs.  remember: p stays cached (a
+   temporary plan is settled on each run: its address may come back for another plan). */
+static ge_status settle_plan(ge_session *s, graph_entry *e, const ge_plan *p, bool remember) {
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < e->n_settled; i++)
+    if (e->settled[i] == p) {
+      pthread_mutex_unlock(&s->mu);
+      return GE_OK;
+    }
+  ge_status st = GE_OK;
+  const ge_graph *g = e->g;
+  for (size_t i = 0; st == GE_OK && i < p->n_steps + 1; i++) {
+    const ge_step *stp = i < p->n_steps ? &p->steps[i] : NULL;
+    size_t n = stp ? stp->n_in : p->n_outputs;
+    uint32_t m = stp && stp->k && stp->k->packed_inputs && stp->state ? stp->k->packed_inputs(stp->state) : 0;
+    for (size_t j = 0; st == GE_OK && j < n; j++) {
+      uint32_t v = stp ? stp->in[j] : p->outputs[j];
+      if (v == GE_SLOT_NONE || v >= g->n_values || !p->slots[v].constant || p->slots[v].folded) continue;
+      if (stp && j < 32 && (m >> j & 1u)) continue;
+      const ge_tensor *c = g->values[v].constant;
+      if (e->pinned[v] || c != p->slots[v].constant || !ge_tensor_has_backing(c)) continue;
+      st = ge_tensor_pin(c);
+      if (st == GE_OK) e->pinned[v] = true;
+    }
+  }
+  if (st == GE_OK && remember && e->n_settled < GE_PLAN_CACHE_MAX + 1) e->settled[e->n_settled++] = p;
+  pthread_mutex_unlock(&s->mu);
+  return st;
+}
+
 static ge_status build_declared(ge_session *s, graph_entry *e, ge_plan **out) {
   pthread_mutex_lock(&s->mu);
   ge_plan *p = e->declared;
   pthread_mutex_unlock(&s->mu);
   if (!p) {
-    ge_status st = ge_plan_compile(e->g, NULL, &s->opts, &p);
+    ge_status st = compile_pinned(s, e, NULL, &p);
     if (st != GE_OK) return ge_error_prefix(st, "graph %u: ", e->id);
     pthread_mutex_lock(&s->mu);
     if (e->declared) { /* another thread won the race */
@@ -333,8 +405,8 @@ ge_status ge_session_graph_num_outputs(ge_session *s, uint32_t graph_id, size_t 
 
 /* The plan for these inputs: the declared plan when it fits, else one compiled for the
    concrete shapes (cached).  *tmp is set when the plan must be freed after the run. */
-static ge_status plan_for(ge_session *s, graph_entry *e, ge_tensor *const *inputs, size_t n_in,
-                          ge_plan **out, bool *tmp) {
+static ge_status plan_pick(ge_session *s, graph_entry *e, ge_tensor *const *inputs, size_t n_in,
+                           ge_plan **out, bool *tmp) {
   *tmp = false;
   ge_plan *decl = NULL;
   GE_CHECK(build_declared(s, e, &decl));
@@ -363,7 +435,7 @@ static ge_status plan_for(ge_session *s, graph_entry *e, ge_tensor *const *input
   /* Validate against the declared types first, so that the error names the input. */
   ge_plan *p = NULL;
   ge_status st = ge_plan_run_check_inputs(decl, inputs, n_in);
-  if (st == GE_OK) st = ge_plan_compile(e->g, types, &s->opts, &p);
+  if (st == GE_OK) st = compile_pinned(s, e, types, &p);
   free(types);
   if (st != GE_OK) return ge_error_prefix(st, "graph %u: ", e->id);
   pthread_mutex_lock(&s->mu);
@@ -374,6 +446,20 @@ static ge_status plan_for(ge_session *s, graph_entry *e, ge_tensor *const *input
   }
   pthread_mutex_unlock(&s->mu);
   *out = p;
+  return GE_OK;
+}
+
+/* plan_pick, then the constants the plan reads at run time pinned (resident) before it runs. */
+static ge_status plan_for(ge_session *s, graph_entry *e, ge_tensor *const *inputs, size_t n_in,
+                          ge_plan **out, bool *tmp) {
+  GE_CHECK(plan_pick(s, e, inputs, n_in, out, tmp));
+  ge_status st = settle_plan(s, e, *out, !*tmp);
+  if (st != GE_OK) {
+    if (*tmp) ge_plan_free(*out);
+    *out = NULL;
+    *tmp = false;
+    return ge_error_prefix(st, "graph %u: ", e->id);
+  }
   return GE_OK;
 }
 
@@ -435,9 +521,9 @@ static void deliver_effects(ge_session *s, graph_entry *e, ge_run_fx *fx) {
 /* One run: snapshot the variables, run, commit the writes, deliver the callback data. */
 static ge_status run_with_env(ge_session *s, graph_entry *e, const ge_plan *p,
                               ge_tensor *const *inputs, size_t n_in, ge_tensor **outputs,
-                              size_t n_out) {
+                              ge_tensor *const *into, size_t n_out) {
   if (!e->n_vars && !e->has_effects) {
-    ge_run_env plain = {.obs = s->obs};
+    ge_run_env plain = {.obs = s->obs, .into = into};
     return ge_plan_run_env(p, inputs, n_in, outputs, n_out, &plain);
   }
   ge_var_buf **bufs = calloc(e->n_vars + 1, sizeof *bufs);
@@ -450,14 +536,14 @@ static ge_status run_with_env(ge_session *s, graph_entry *e, const ge_plan *p,
   ge_var_store_snapshot(&s->vars, e->var_idx, e->n_vars, bufs, views);
   ge_run_fx fx = {0};
   ge_run_env env = {.n_vars = e->n_vars, .var_slots = e->var_slots, .var_values = views,
-                    .fx = &fx, .obs = s->obs};
+                    .fx = &fx, .obs = s->obs, .into = into};
   ge_status st = ge_plan_run_env(p, inputs, n_in, outputs, n_out, &env);
   ge_var_store_release(&s->vars, bufs, e->n_vars);
   free(bufs);
   free(views);
   if (st == GE_OK) {
     st = ge_var_store_commit(&s->vars, &fx);
-    if (st != GE_OK)
+    if (st != GE_OK && !into)
       for (size_t i = 0; i < n_out; i++) {
         ge_tensor_free(outputs[i]);
         outputs[i] = NULL;
@@ -468,18 +554,58 @@ static ge_status run_with_env(ge_session *s, graph_entry *e, const ge_plan *p,
   return st;
 }
 
-ge_status ge_session_run_graph(ge_session *s, uint32_t graph_id, ge_tensor *const *inputs,
-                               size_t n_in, ge_tensor **outputs, size_t n_out) {
+static ge_status run_graph(ge_session *s, uint32_t graph_id, ge_tensor *const *inputs, size_t n_in,
+                           ge_tensor **outputs, ge_tensor *const *into, size_t n_out) {
   graph_entry *e = NULL;
   GE_CHECK(acquire_entry(s, graph_id, &e));
   ge_plan *p = NULL;
   bool tmp = false;
   ge_status st = plan_for(s, e, inputs, n_in, &p, &tmp);
   if (st == GE_OK) {
-    st = run_with_env(s, e, p, inputs, n_in, outputs, n_out);
+    st = run_with_env(s, e, p, inputs, n_in, outputs, into, n_out);
     if (st != GE_OK) st = ge_error_prefix(st, "graph %u: ", graph_id);
   }
   if (tmp) ge_plan_free(p);
+  release_entry(s, e);
+  return st;
+}
+
+ge_status ge_session_run_graph(ge_session *s, uint32_t graph_id, ge_tensor *const *inputs,
+                               size_t n_in, ge_tensor **outputs, size_t n_out) {
+  return run_graph(s, graph_id, inputs, n_in, outputs, NULL, n_out);
+}
+
+ge_status ge_session_run_graph_into(ge_session *s, uint32_t graph_id, ge_tensor *const *inputs,
+                                    size_t n_in, ge_tensor *const *outputs, size_t n_out) {
+  if (n_out && !outputs) return ge_error(GE_ERR_INVALID_ARGUMENT, "graph %u: outputs is NULL", graph_id);
+  return run_graph(s, graph_id, inputs, n_in, NULL, outputs, n_out);
+}
+
+ge_status ge_session_graph_output_info(ge_session *s, uint32_t graph_id, size_t i, ge_dtype *dtype,
+                                       int64_t *dims, size_t max_rank, size_t *rank) {
+  if (!dtype || !rank || (max_rank && !dims))
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "dtype, dims or rank is NULL");
+  graph_entry *e = NULL;
+  GE_CHECK(acquire_entry(s, graph_id, &e));
+  ge_plan *p = NULL;
+  ge_status st = build_declared(s, e, &p);
+  if (st == GE_OK && i >= p->n_outputs)
+    st = ge_error(GE_ERR_INVALID_ARGUMENT, "graph %u has %zu outputs, asked for output %zu", graph_id,
+                  p->n_outputs, i);
+  if (st == GE_OK) {
+    const ge_type *t = &p->slots[p->outputs[i]].type;
+    if (t->kind != GE_TYPE_TENSOR || t->shape.rank == GE_RANK_UNKNOWN)
+      st = ge_error(GE_ERR_UNSUPPORTED, "graph %u: output %zu ('%s') is not a tensor of known rank", graph_id, i,
+                    e->g->values[p->outputs[i]].name);
+    else if ((size_t)t->shape.rank > max_rank)
+      st = ge_error(GE_ERR_INVALID_ARGUMENT, "graph %u: output %zu has rank %d, dims has room for %zu", graph_id, i,
+                    (int)t->shape.rank, max_rank);
+    if (st == GE_OK) {
+      *dtype = t->dtype;
+      *rank = (size_t)t->shape.rank;
+      for (int32_t d = 0; d < t->shape.rank; d++) dims[d] = t->shape.dims[d] >= 0 ? t->shape.dims[d] : -1;
+    }
+  }
   release_entry(s, e);
   return st;
 }

@@ -215,6 +215,28 @@ def test_graph_builder_run_and_introspect(ge):
     np.testing.assert_allclose(y, np.maximum(x + np.array([[1, -2, 3], [-4, 5, -6]], F32), 0))
 
 
+def test_run_graph_into_preallocated_outputs(ge):
+    g = _build_add_relu(ge)
+    c = np.array([[1, -2, 3], [-4, 5, -6]], F32)
+    with ge.Session() as s:
+        s.add_graph(1, g)
+        g.free()
+        out = np.full((2, 3), np.nan, F32)
+        for k in range(3):
+            x = np.full((2, 3), float(k), F32)
+            res = s.run_graph(1, [x], outputs=[out])
+            assert res[0] is out            # the same array, written in place
+            np.testing.assert_allclose(out, np.maximum(x + c, 0))
+        with pytest.raises(ge.ShapeError, match="'y'"):
+            s.run_graph(1, [x], outputs=[np.zeros((3, 2), F32)])
+        with pytest.raises(ge.ShapeError):
+            s.run_graph(1, [x], outputs=[np.zeros((2, 3), np.float64)])
+        with pytest.raises(ge.InvalidArgument):
+            s.run_graph(1, [x], outputs=[np.zeros((3, 2), F32).T])    # not C-contiguous
+        with pytest.raises(ge.InvalidArgument):
+            s.run_graph(1, [x], outputs=[])
+
+
 def test_graph_builder_attributes(ge):
     g = ge.Graph("attrs")
     g.add_input("x", "float32", [2, 3, 4])

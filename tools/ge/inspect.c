@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "compiler/layout.h"
 #include "passes/pass.h"
 
 typedef struct op_count {
@@ -215,6 +216,18 @@ int ge_cli_inspect(const ge_cli_args *a) {
       cJSON_AddNumberToObject(c, "folded_nodes", (double)p->n_folded);
       cJSON_AddBoolToObject(c, "dynamic", ps.dynamic);
       cJSON_AddNumberToObject(c, "flops", ps.flops);
+      /* memory layouts the compiler chose (compiler/layout.h): a count per layout, and each
+         value that is not plain */
+      cJSON *lc = cJSON_AddObjectToObject(c, "layouts");
+      cJSON *lv = cJSON_AddObjectToObject(c, "value_layouts");
+      size_t per[GE_LAYOUT_COUNT] = {0};
+      for (size_t v = 0; p->layout && v < p->n_slots; v++) {
+        if (p->layout[v] >= GE_LAYOUT_COUNT) continue;
+        per[p->layout[v]]++;
+        if (p->layout[v] != GE_LAYOUT_PLAIN && g->values[v].name)
+          cJSON_AddStringToObject(lv, g->values[v].name, ge_layout_name(p->layout[v]));
+      }
+      for (int l = 0; l < GE_LAYOUT_COUNT; l++) cJSON_AddNumberToObject(lc, ge_layout_name(l), (double)per[l]);
       cJSON *m = cJSON_AddObjectToObject(root, "memory");
       cJSON_AddNumberToObject(m, "intermediate_bytes", (double)ps.intermediate_bytes);
       cJSON_AddNumberToObject(m, "peak_live_bytes", (double)ps.peak_live_bytes);
@@ -273,6 +286,12 @@ int ge_cli_inspect(const ge_cli_args *a) {
              (double)p->arena_lower_bound / (1 << 20),
              p->arena_lower_bound ? (double)p->arena_bytes / (double)p->arena_lower_bound : 1.0,
              (double)p->arena_no_reuse / (1 << 20));
+      size_t per[GE_LAYOUT_COUNT] = {0};
+      for (size_t v = 0; p->layout && v < p->n_slots; v++)
+        if (p->layout[v] < GE_LAYOUT_COUNT) per[p->layout[v]]++;
+      printf("layouts (values):");
+      for (int l = 0; l < GE_LAYOUT_COUNT; l++) printf(" %s %zu", ge_layout_name(l), per[l]);
+      printf("\n");
     }
   }
   if (st != GE_OK) ge_cli_error("compile", st);

@@ -14,4 +14,14 @@
 #define GE_CPU_CLONES
 #endif
 
+/* Before a loop whose output may be one of its inputs at the same positions (an in-place
+   element-wise kernel): there is no loop-carried dependence, so vectorise without restrict. */
+#if defined(__clang__)
+#define GE_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define GE_IVDEP _Pragma("GCC ivdep")
+#else
+#define GE_IVDEP
+#endif
+
 #endif

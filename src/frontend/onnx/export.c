@@ -516,6 +516,8 @@ static ge_status ex_model(ex *e, const ge_graph *g, GeOnnx__ModelProto *mp) {
 ge_status ge_onnx_export(const ge_graph *g, void **out_data, size_t *out_size) {
   *out_data = NULL;
   *out_size = 0;
+  /* weights dropped from memory after packing are read back for as long as we read them */
+  GE_CHECK(ge_graph_pin_constants(g, false));
   ex e = {0};
   GeOnnx__ModelProto mp;
   ge_status st = ex_model(&e, g, &mp);
@@ -543,6 +545,7 @@ ge_status ge_onnx_export(const ge_graph *g, void **out_data, size_t *out_size) {
     }
   }
   ex_free(&e);
+  ge_graph_unpin_constants(g, false);
   return st;
 }
 

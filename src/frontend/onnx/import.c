@@ -16,12 +16,131 @@
 #include "ir/dtype_lowp.h"
 #include "ge_onnx.pb-c.h"
 
+/* Where a main-graph initializer's raw_data sits in the model file (scan_raw_locs). */
+typedef struct raw_loc {
+  uint64_t off; /* in the file */
+  size_t len;
+  bool ok;
+} raw_loc;
+
 typedef struct imp {
   const char *label;    /* file name for messages */
   const char *base_dir; /* external data directory, may be NULL */
   bool steal_raw;       /* the message was unpacked with raw_alloc: large raw_data buffers are
                            64-byte aligned and become the tensors' storage (no copy) */
+  ge_file_ref *backing; /* the model file (may be NULL) */
+  raw_loc *locs;        /* per main-graph initializer, in order; NULL: no backing */
+  size_t n_locs;
 } imp;
+
+/* ------------------------------------------------------------------ raw_data locations */
+
+/* Weights smaller than this keep no file backing (not worth reclaiming). */
+#define BACKING_MIN ((size_t)256 * 1024)
+
+static bool scan_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+  uint64_t r = 0;
+  for (int s = 0; s < 64 && *p < end; s += 7) {
+    uint8_t c = *(*p)++;
+    r |= (uint64_t)(c & 0x7f) << s;
+    if (!(c & 0x80)) {
+      *v = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Next field of [*p, end): its number and wire type; for length-delimited fields [*lo, *hi).
+   false at the end or on malformed input. */
+static bool scan_field(const uint8_t **p, const uint8_t *end, uint64_t *num,
+                       const uint8_t **lo, const uint8_t **hi) {
+  uint64_t key, v;
+  if (*p >= end || !scan_varint(p, end, &key)) return false;
+  *num = key >> 3;
+  *lo = *hi = NULL;
+  switch (key & 7) {
+  case 0: return scan_varint(p, end, &v);
+  case 1: if (end - *p < 8) return false; *p += 8; return true;
+  case 5: if (end - *p < 4) return false; *p += 4; return true;
+  case 2:
+    if (!scan_varint(p, end, &v) || v > (uint64_t)(end - *p)) return false;
+    *lo = *p;
+    *p += v;
+    *hi = *p;
+    return true;
+  default: return false;
+  }
+}
+
+/* The file offsets of the raw_data of every initializer of ModelProto.graph (field 7;
+   GraphProto.initializer = 5; TensorProto.raw_data = 9), in order.  Leaves *out NULL when the
+   layout is anything but plain (several graph fields, malformed bytes). */
+static void scan_raw_locs(const uint8_t *data, size_t size, uint64_t base, raw_loc **out,
+                          size_t *n_out) {
+  *out = NULL;
+  *n_out = 0;
+  const uint8_t *p = data, *end = data + size, *lo, *hi, *glo = NULL, *ghi = NULL;
+  uint64_t num;
+  int graphs = 0;
+  while (p < end) {
+    if (!scan_field(&p, end, &num, &lo, &hi)) return;
+    if (num == 7 && lo) {
+      graphs++;
+      glo = lo;
+      ghi = hi;
+    }
+  }
+  if (graphs != 1) return;
+  raw_loc *locs = NULL;
+  size_t n = 0, cap = 0;
+  p = glo;
+  while (p < ghi) {
+    if (!scan_field(&p, ghi, &num, &lo, &hi)) goto bad;
+    if (num != 5 || !lo) continue;
+    if (n == cap) {
+      size_t nc = cap ? cap * 2 : 64;
+      raw_loc *nl = realloc(locs, nc * sizeof *nl);
+      if (!nl) goto bad;
+      locs = nl;
+      cap = nc;
+    }
+    raw_loc r = {0, 0, false};
+    const uint8_t *tp = lo, *tlo, *thi;
+    while (tp < hi) {
+      if (!scan_field(&tp, hi, &num, &tlo, &thi)) goto bad;
+      if (num == 9 && tlo) {
+        r.off = base + (uint64_t)(tlo - data);
+        r.len = (size_t)(thi - tlo);
+        r.ok = true;
+      }
+    }
+    locs[n++] = r;
+  }
+  *out = locs;
+  *n_out = n;
+  return;
+bad:
+  free(locs);
+}
+
+/* Gives initializer i of the main graph its file backing when its bytes are the file's. */
+static ge_status set_backing(const imp *im, size_t i, const GeOnnx__TensorProto *tp, ge_tensor *t) {
+  if (!im->backing || i >= im->n_locs || !im->locs[i].ok || !ge_tensor_is_shared(t)) return GE_OK;
+  const raw_loc *r = &im->locs[i];
+  if (t->dtype == GE_STRING || t->dtype == GE_BOOL || ge_dtype_lowp_bits(t->dtype) < 8 ||
+      t->nbytes != r->len || t->nbytes < BACKING_MIN || tp->n_external_data)
+    return GE_OK;
+  /* the same bytes: compare both ends with the file (the scan and the parse agree on order) */
+  uint8_t a[64], b[64];
+  size_t k = sizeof a;
+  int fd = ge_file_ref_fd(im->backing);
+  if (pread(fd, a, k, (off_t)r->off) != (ssize_t)k || memcmp(a, t->data, k) != 0) return GE_OK;
+  if (pread(fd, b, k, (off_t)(r->off + r->len - k)) != (ssize_t)k ||
+      memcmp(b, (const uint8_t *)t->data + t->nbytes - k, k) != 0)
+    return GE_OK;
+  return ge_tensor_set_backing(t, im->backing, r->off);
+}
 
 /* ------------------------------------------------------------------ protobuf-c allocator */
 
@@ -974,7 +1093,8 @@ static ge_status imp_graph(const imp *im, const GeOnnx__GraphProto *gp, ge_graph
                 : imp_tensor(im, tp, name, &t);
     if (st != GE_OK) goto fail;
     /* weights are read-only: copies of the graph (a session's) share them */
-    if ((st = ge_tensor_make_shared(t)) != GE_OK) {
+    if ((st = ge_tensor_make_shared(t)) != GE_OK ||
+        (!parent && !sparse && (st = set_backing(im, i, tp, t)) != GE_OK)) {
       ge_tensor_free(t);
       goto fail;
     }
@@ -1228,13 +1348,18 @@ fail:
 
 ge_status ge_onnx_import_ex(const void *data, size_t size, const char *label,
                             const char *base_dir, void (*trim)(void *ctx),
-                            void (*drop)(void *ctx), void *drop_ctx, ge_graph **out) {
+                            void (*drop)(void *ctx), void *drop_ctx, ge_file_ref *backing,
+                            uint64_t backing_off, ge_graph **out) {
   *out = NULL;
-  imp im = {label ? label : "<memory>", base_dir, true};
+  imp im = {label ? label : "<memory>", base_dir, true, NULL, NULL, 0};
   ge_status st = ge_onnx_check_wire(data, size, im.label);
   if (st != GE_OK) {
     if (drop) drop(drop_ctx);
     return st;
+  }
+  if (backing) {
+    scan_raw_locs(data, size, backing_off, &im.locs, &im.n_locs);
+    if (im.locs) im.backing = backing;
   }
   raw_alloc_ctx rc = {trim, drop_ctx};
   ProtobufCAllocator alloc = {raw_alloc, raw_free, &rc};
@@ -1242,14 +1367,18 @@ ge_status ge_onnx_import_ex(const void *data, size_t size, const char *label,
   /* the message holds copies of everything it needs: the input bytes can go now, before the
      tensors are made */
   if (drop) drop(drop_ctx);
-  if (!mp)
+  if (!mp) {
+    free(im.locs);
     return ge_error(GE_ERR_PARSE, "%s: not a valid ONNX model (protobuf parse failed)", im.label);
+  }
+  if (im.locs && im.n_locs != (mp->graph ? mp->graph->n_initializer : 0)) im.backing = NULL;
   st = imp_model(&im, mp, out);
   ge_onnx__model_proto__free_unpacked(mp, &alloc);
+  free(im.locs);
   return st;
 }
 
 ge_status ge_onnx_import(const void *data, size_t size, const char *label, const char *base_dir,
                          ge_graph **out) {
-  return ge_onnx_import_ex(data, size, label, base_dir, NULL, NULL, NULL, out);
+  return ge_onnx_import_ex(data, size, label, base_dir, NULL, NULL, NULL, NULL, 0, out);
 }

@@ -25,10 +25,14 @@ ge_status ge_onnx_import(const void *data, size_t size, const char *label,
    NULL) may be called any number of times while the bytes are unpacked, to discard resident
    pages already read (the bytes must stay readable: a private file mapping re-reads them);
    `drop(drop_ctx)` (may be NULL) is called once they have been unpacked, before the tensors are
-   made (whatever the outcome), and the bytes are not read after it. */
+   made (whatever the outcome), and the bytes are not read after it.  `backing` (may be NULL):
+   the file the bytes are read from, data[0] being at file offset `backing_off`; large raw
+   initializers of the main graph then get it as their backing (ge_tensor_set_backing), so that
+   their memory can be reclaimed once packed. */
 ge_status ge_onnx_import_ex(const void *data, size_t size, const char *label,
                             const char *base_dir, void (*trim)(void *ctx),
-                            void (*drop)(void *ctx), void *drop_ctx, ge_graph **out);
+                            void (*drop)(void *ctx), void *drop_ctx, ge_file_ref *backing,
+                            uint64_t backing_off, ge_graph **out);
 
 /* Serializes g as an ONNX ModelProto into a malloc'd buffer (*out_data, freed by the caller
    with free()). */

@@ -6,11 +6,14 @@
  *   the reference kernel runs it).  Constant weights and biases are reordered ("packed") into the
  *   layout the primitive picked (format_tag any) at prepare time and owned by the state.
  * - Layout: ge tensors are plain row-major (NCHW), except float32 images that flow only between
- *   oneDNN convolutions, poolings and channel Concats: those are channels-last (NHWC, what the
- *   brgemm convolutions want), written so by their producer and read so by their consumers with
- *   no reorder (dnnl_layout.h: the agreement, and the wrapped reference kernel for a participant
- *   oneDNN declines).  Elsewhere convolutions let oneDNN pick its activation layout and reorder
- *   in and out per run; the other primitives work on the plain layout directly.
+ *   oneDNN convolutions, poolings and channel Concats: the compiler stores those in the layout
+ *   the producing convolution's primitive picks with format "any" (its layout_pref hook;
+ *   channels-last for the brgemm convolutions, or nChw16c / nChw8c), decided before prepare and
+ *   read from ge_prepare_ctx.in_layout / out_layout (compiler/layout.h; dnnl_layout.h for the
+ *   wrapped reference kernel of a participant oneDNN declines).  A convolution is created for
+ *   its decided non-plain layouts as they are (no reorder), and with "any" plus per-run
+ *   reorders when oneDNN has only a reference kernel for them or the activation is plain; the
+ *   other primitives work on the plain layout directly.
  * - MatMul with a B that has no batch dims (a weight) folds A's batch dims into M, so that B is
  *   a 2-D operand packed once at prepare time.
  * - Threads: the primitive is created with the calling thread's OpenMP team size set to
@@ -36,6 +39,7 @@
 #include "backend/cpu/dnnl/dnnl_layout.h"
 #include "backend/cpu/dnnl/dnnl_prim.h"
 #include "backend/kernel.h"
+#include "compiler/layout.h"
 #include "ops/fused.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -73,6 +77,7 @@ static ge_status finish(const ge_prepare_ctx *p, ge_dn_state *s, int saved, dnnl
     ge_dn_release(s);
     return st;
   }
+  ge_dn_drop_packed_originals(p, s);
   *state = s;
   return GE_OK;
 }
@@ -132,9 +137,23 @@ static ge_status resolve_geom(const ge_prepare_ctx *p, const ge_shape *x, const 
 
 /* ------------------------------------------------------------------ Conv / FusedConv / ConvTranspose */
 
-/* cdt: the compute data type of source and weights (dnnl_f32, or bf16/f16: dnnl_lowp.h) */
+/* oneDNN's reference (slow) implementation was picked. */
+static bool is_ref_impl(const_dnnl_primitive_desc_t pd) {
+  const char *impl = NULL;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl) return false;
+  return !strncmp(impl, "ref", 3) || strstr(impl, ":ref") != NULL;
+}
+
+/* A layout query (conv_layout_pref): the primitive oneDNN picks with source and destination
+   "any", and its layouts; nothing is packed. */
+typedef struct conv_query {
+  uint8_t src, dst;
+} conv_query;
+
+/* cdt: the compute data type of source and weights (dnnl_f32, or bf16/f16: dnnl_lowp.h).
+   q: a layout query (non-NULL): fills *q and returns GE_ERR_STATE (no state) on success. */
 static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, bool transposed,
-                                   dnnl_data_type_t cdt) {
+                                   dnnl_data_type_t cdt, conv_query *q) {
   if (!ge_dn_static_f32(p) || !has_in(p, 1) || !is_const(p, 1))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: needs static float32 shapes and constant weights");
   const ge_shape *x = in_shape(p, 0), *w = in_shape(p, 1), *y = &p->out[0].shape;
@@ -213,13 +232,17 @@ static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t po = NULL;
-  /* activations that flow only between oneDNN convolutions / poolings are channels-last */
-  bool x_cl = !transposed && ge_dn_in_nhwc(p, 0), y_cl = !transposed && ge_dn_out_nhwc(p, 0);
-  bool sum_cl = sum_in >= 0 && ge_dn_in_nhwc(p, (size_t)sum_in);
-  dnnl_memory_desc_t sum_u;
-  ge_status st = ge_dn_md_layout(p, &src_u, x->rank, x->dims, x_cl, dnnl_f32);
-  if (st == GE_OK) st = ge_dn_md_layout(p, &dst_u, y->rank, y->dims, y_cl, dnnl_f32);
-  if (st == GE_OK) st = ge_dn_md_layout(p, &sum_u, y->rank, y->dims, sum_cl, dnnl_f32);
+  /* the layouts the plan decided (compiler/layout.h); a non-plain activation is handed to the
+     primitive as is (no reorder), unless oneDNN has no implementation for it */
+  int xl = transposed ? GE_LAYOUT_PLAIN : ge_dn_in_layout(p, 0);
+  int yl = transposed ? GE_LAYOUT_PLAIN : ge_dn_out_layout(p, 0);
+  int suml = sum_in >= 0 ? ge_dn_in_layout(p, (size_t)sum_in) : GE_LAYOUT_PLAIN;
+  dnnl_memory_desc_t sum_u, src_f, dst_f;
+  ge_status st = ge_dn_md_layout(p, &src_u, x->rank, x->dims, xl, dnnl_f32);
+  if (st == GE_OK) st = ge_dn_md_layout(p, &dst_u, y->rank, y->dims, yl, dnnl_f32);
+  if (st == GE_OK) st = ge_dn_md_layout(p, &sum_u, y->rank, y->dims, suml, dnnl_f32);
+  if (st == GE_OK) st = ge_dn_md_layout(p, &src_f, x->rank, x->dims, xl, cdt);
+  if (st == GE_OK) st = ge_dn_md_layout(p, &dst_f, y->rank, y->dims, yl, dnnl_f32);
   if (st == GE_OK) st = ge_dn_md(p, &w_u, wr, wd, ws);
   if (st == GE_OK && bias) st = ge_dn_md(p, &b_u, 1, &oc, NULL);
   if (st == GE_OK) st = ge_dn_md_any_dt(p, &src_a, x->rank, x->dims, cdt);
@@ -243,19 +266,39 @@ static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
       pr[i] = gm.pr[i];
     }
     dnnl_status_t ds;
-    if (transposed) {
-      dnnl_deconvolution_desc_t d;
-      ds = dnnl_dilated_deconvolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_deconvolution_direct,
-                                                        &src_a, &w_a, bias ? &b_u : NULL, &dst_a, strides, dil, pl, pr);
-      if (ds == dnnl_success) st = ge_dn_create(p, s, &d, attr, &pd);
-    } else {
-      dnnl_convolution_desc_t d;
-      ds = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct,
-                                                      &src_a, &w_a, bias ? &b_u : NULL, &dst_a, strides, dil, pl, pr);
-      if (ds == dnnl_success) st = ge_dn_create(p, s, &d, attr, &pd);
+    /* attempt 0: the decided non-plain layouts as they are; attempt 1: "any" (reorders) */
+    bool fixed = !q && (xl != GE_LAYOUT_PLAIN || yl != GE_LAYOUT_PLAIN);
+    for (int attempt = fixed ? 0 : 1; attempt < 2; attempt++) {
+      const dnnl_memory_desc_t *sa = attempt == 0 && xl != GE_LAYOUT_PLAIN ? &src_f : &src_a;
+      const dnnl_memory_desc_t *da = attempt == 0 && yl != GE_LAYOUT_PLAIN ? &dst_f : &dst_a;
+      if (transposed) {
+        dnnl_deconvolution_desc_t d;
+        ds = dnnl_dilated_deconvolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_deconvolution_direct,
+                                                          sa, &w_a, bias ? &b_u : NULL, da, strides, dil, pl, pr);
+        if (ds == dnnl_success) st = ge_dn_create(p, s, &d, attr, &pd);
+      } else {
+        dnnl_convolution_desc_t d;
+        ds = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct,
+                                                        sa, &w_a, bias ? &b_u : NULL, da, strides, dil, pl, pr);
+        if (ds == dnnl_success) st = ge_dn_create(p, s, &d, attr, &pd);
+      }
+      if (ds != dnnl_success) st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: descriptor rejected");
+      if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
+      if (st == GE_OK && attempt == 0 && is_ref_impl(pd)) /* no fast kernel for these layouts */
+        st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: only a reference implementation for %s -> %s",
+                             ge_layout_name(xl), ge_layout_name(yl));
+      if (st != GE_ERR_UNSUPPORTED || attempt == 1) break;
+      if (pd) dnnl_primitive_desc_destroy(pd);
+      pd = NULL;
+      if (s->prim) dnnl_primitive_destroy(s->prim);
+      s->prim = NULL;
+      st = GE_OK;
     }
-    if (ds != dnnl_success) st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: descriptor rejected");
-    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
+  }
+  if (st == GE_OK && q) {
+    q->src = (uint8_t)ge_dn_md_to_layout(dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0));
+    q->dst = (uint8_t)ge_dn_md_to_layout(dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    st = GE_ERR_STATE; /* the query ends here: nothing to pack */
   }
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &src_u, NULL, -1);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_WEIGHTS, GE_DN_CONST, 1, &w_u, p->in[1].value, -1);
@@ -267,9 +310,23 @@ static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
 }
 
 /* flags: 1 fused, 2 transposed */
+/* flags: 1 fused, 2 transposed, 4 layout query (*state is the conv_query to fill) */
 static ge_status conv_impl_dt(const ge_prepare_ctx *p, void **state, int flags, dnnl_data_type_t cdt) {
-  return conv_prepare_impl(p, state, (flags & 1) != 0, (flags & 2) != 0, cdt);
+  conv_query *q = (flags & 4) ? (conv_query *)*state : NULL;
+  return conv_prepare_impl(p, state, (flags & 1) != 0, (flags & 2) != 0, cdt, q);
 }
+/* What the convolution's primitive picks for its activations with format "any" (bf16 source
+   when the precision pass marked the node and the processor can). */
+static void conv_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out, int flags) {
+  conv_query q = {GE_LAYOUT_PLAIN, GE_LAYOUT_PLAIN};
+  void *st = &q;
+  if (ge_dn_lowp_prepare(p, &st, conv_impl_dt, flags | 4) != GE_ERR_STATE) return;
+  in[0] = q.src;
+  out[0] = q.dst;
+  if ((flags & 1) && p->n_in > 3) in[3] = GE_LAYOUT_ANY; /* the residual: reordered if it differs */
+}
+static void conv_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) { conv_pref(p, in, out, 0); }
+static void fconv_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) { conv_pref(p, in, out, 1); }
 static ge_status conv_prepare(const ge_prepare_ctx *p, void **state) {
   return ge_dn_layout_guard(p, state, ge_dn_lowp_prepare(p, state, conv_impl_dt, 0));
 }
@@ -511,16 +568,16 @@ static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool m
   GE_CHECK(ge_dn_prepare_begin(p, "pooling", &s, &saved));
   dnnl_memory_desc_t x_u, y_u, x_p, y_p;
   dnnl_primitive_desc_t pd = NULL;
-  /* channels-last input (from a oneDNN convolution): the primitive works channels-last */
-  bool x_cl = ge_dn_in_nhwc(p, 0), y_cl = ge_dn_out_nhwc(p, 0);
-  ge_status st = ge_dn_md_layout(p, &x_u, x->rank, x->dims, x_cl, dnnl_f32);
-  if (st == GE_OK) st = ge_dn_md_layout(p, &y_u, y->rank, y->dims, y_cl, dnnl_f32);
+  /* the primitive works in its input's layout (the plan's: compiler/layout.h) */
+  int xl = ge_dn_in_layout(p, 0), yl = ge_dn_out_layout(p, 0);
+  ge_status st = ge_dn_md_layout(p, &x_u, x->rank, x->dims, xl, dnnl_f32);
+  if (st == GE_OK) st = ge_dn_md_layout(p, &y_u, y->rank, y->dims, yl, dnnl_f32);
   x_p = x_u;
   y_p = y_u;
-  if (st == GE_OK && (cdt != dnnl_f32 || x_cl != y_cl))
-    st = ge_dn_md_layout(p, &x_p, x->rank, x->dims, x_cl, cdt);
-  if (st == GE_OK && (cdt != dnnl_f32 || x_cl != y_cl))
-    st = ge_dn_md_layout(p, &y_p, y->rank, y->dims, x_cl, cdt);
+  if (st == GE_OK && (cdt != dnnl_f32 || xl != yl))
+    st = ge_dn_md_layout(p, &x_p, x->rank, x->dims, xl, cdt);
+  if (st == GE_OK && (cdt != dnnl_f32 || xl != yl))
+    st = ge_dn_md_layout(p, &y_p, y->rank, y->dims, xl, cdt);
   if (st == GE_OK) {
     dnnl_dims_t str, ker, dil, pl, pr;
     for (int i = 0; i < nsp; i++) {
@@ -547,6 +604,16 @@ static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool m
 /* flags: 1 max, 2 global */
 static ge_status pool_impl_dt(const ge_prepare_ctx *p, void **state, int flags, dnnl_data_type_t cdt) {
   return pool_prepare_impl(p, state, (flags & 1) != 0, (flags & 2) != 0, cdt);
+}
+/* Pooling reads its input in any layout and writes its output in the same (global pooling:
+   a plain output). */
+static void pool_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) {
+  if (!ge_dn_static_f32(p) || has_out(p, 1) || p->n_out < 1) return;
+  int r = in_shape(p, 0)->rank;
+  if (r < 3 || r > 5 || is_const(p, 0)) return;
+  bool global = strncmp(p->node->op_type, "Global", 6) == 0;
+  in[0] = GE_LAYOUT_ANY;
+  if (!global) out[0] = GE_LAYOUT_ANY;
 }
 static ge_status maxpool_prepare(const ge_prepare_ctx *p, void **state) {
   if (ge_node_attr_int(p->node, "storage_order", 0) != 0 && has_out(p, 1))
@@ -719,23 +786,33 @@ static ge_status logsoftmax_prepare(const ge_prepare_ctx *p, void **state) { ret
 /* ------------------------------------------------------------------ table */
 
 /* oneDNN primitives write their whole destination (a residual input is copied in first) */
-#define DN_K(prep) {prep, ge_dn_run, ge_dn_release, false, true}
+#define DN_K(prep)                                                                          \
+  {.prepare = prep, .run = ge_dn_run, .release = ge_dn_release, .overwrites_outputs = true,      \
+   .packed_inputs = ge_dn_packed_inputs}
+/* with a layout preference (compiler/layout.h) */
+#define DN_KL(prep, pref) \
+  {.prepare = prep, .run = ge_dn_run, .release = ge_dn_release, .overwrites_outputs = true, .layout_pref = pref, \
+   .packed_inputs = ge_dn_packed_inputs}
 
 const ge_kernel_def ge_fast_kernels_dnnl[] = {
-    {"", "Conv", 1, 0, DN_K(conv_prepare)},
+    {"", "Conv", 1, 0, DN_KL(conv_prepare, conv_layout_pref)},
     {"", "ConvTranspose", 1, 0, DN_K(deconv_prepare)},
     {"", "MatMul", 1, 0, DN_K(matmul_prepare)},
     {"", "Gemm", 1, 0, DN_K(gemm_prepare)},
-    {"", "MaxPool", 1, 0, DN_K(maxpool_prepare)},
-    {"", "AveragePool", 1, 0, DN_K(avgpool_prepare)},
-    {"", "GlobalAveragePool", 1, 0, DN_K(gavgpool_prepare)},
-    {"", "GlobalMaxPool", 1, 0, DN_K(gmaxpool_prepare)},
+    {"", "MaxPool", 1, 0, DN_KL(maxpool_prepare, pool_layout_pref)},
+    {"", "AveragePool", 1, 0, DN_KL(avgpool_prepare, pool_layout_pref)},
+    {"", "GlobalAveragePool", 1, 0, DN_KL(gavgpool_prepare, pool_layout_pref)},
+    {"", "GlobalMaxPool", 1, 0, DN_KL(gmaxpool_prepare, pool_layout_pref)},
     {"", "BatchNormalization", 1, 0, DN_K(bn_prepare)},
     {"", "LayerNormalization", 17, 0, DN_K(ln_prepare)},
     {"", "Softmax", 1, 0, DN_K(softmax_prepare)},
     {"", "LogSoftmax", 1, 0, DN_K(logsoftmax_prepare)},
-    {"", "Concat", 4, 0, DN_K(ge_dn_concat_prepare)},
-    {GE_FUSED_DOMAIN, "FusedConv", 1, 0, DN_K(fconv_prepare)},
+    {"", "Concat", 4, 0, DN_KL(ge_dn_concat_prepare, ge_dn_concat_layout_pref)},
+    /* the Sum input (3) may be the output's buffer: it is read (copied or reordered into the
+       destination) before the primitive writes */
+    {GE_FUSED_DOMAIN, "FusedConv", 1, 0, {.prepare = fconv_prepare, .run = ge_dn_run, .release = ge_dn_release, .overwrites_outputs = true,
+                                    .inplace_inputs = 1u << 3, .layout_pref = fconv_layout_pref,
+                                    .packed_inputs = ge_dn_packed_inputs}},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, DN_K(fgemm_prepare)},
     {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K(fmatmul_prepare)},
     {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, DN_K(ln_prepare)},

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "backend/cpu/dnnl/dnnl_layout.h"
+#include "backend/cpu/dnnl/dnnl_lowp.h"
+#include "compiler/layout.h"
 #include "ops/fused.h"
 
 static bool dom_onnx(const char *d) { return !d || !d[0] || !strcmp(d, "ai.onnx"); }
@@ -96,46 +98,53 @@ bool ge_dn_value_nhwc(const ge_graph *g, int32_t v, const ge_type *t) {
   return !has_subgraphs(g);
 }
 
-bool ge_dn_in_nhwc(const ge_prepare_ctx *p, size_t i) {
-  if (i >= p->n_in || i >= p->node->n_inputs || !p->in[i].present) return false;
-  return ge_dn_value_nhwc(p->graph, p->node->inputs[i], p->in[i].type);
+int ge_dn_in_layout(const ge_prepare_ctx *p, size_t i) {
+  if (!p->in_layout || i >= p->n_in || i >= p->node->n_inputs || !p->in[i].present) return GE_LAYOUT_PLAIN;
+  return p->in_layout[i] < GE_LAYOUT_COUNT ? p->in_layout[i] : GE_LAYOUT_PLAIN;
 }
 
-bool ge_dn_out_nhwc(const ge_prepare_ctx *p, size_t o) {
-  if (o >= p->n_out || o >= p->node->n_outputs || p->node->outputs[o] < 0) return false;
-  return ge_dn_value_nhwc(p->graph, p->node->outputs[o], &p->out[o]);
+int ge_dn_out_layout(const ge_prepare_ctx *p, size_t o) {
+  if (!p->out_layout || o >= p->n_out || o >= p->node->n_outputs || p->node->outputs[o] < 0) return GE_LAYOUT_PLAIN;
+  return p->out_layout[o] < GE_LAYOUT_COUNT ? p->out_layout[o] : GE_LAYOUT_PLAIN;
+}
+
+/* The oneDNN tag of a layout for rank ndims (3..5); dnnl_format_tag_undef when none. */
+static dnnl_format_tag_t layout_tag(int layout, int ndims) {
+  static const dnnl_format_tag_t tags[GE_LAYOUT_COUNT][3] = {
+      {dnnl_ncw, dnnl_nchw, dnnl_ncdhw},
+      {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc},
+      {dnnl_nCw8c, dnnl_nChw8c, dnnl_nCdhw8c},
+      {dnnl_nCw16c, dnnl_nChw16c, dnnl_nCdhw16c},
+  };
+  if (ndims < 3 || ndims > 5 || layout < 0 || layout >= GE_LAYOUT_COUNT) return dnnl_format_tag_undef;
+  return tags[layout][ndims - 3];
 }
 
 ge_status ge_dn_md_layout(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims, const int64_t *dims,
-                          bool nhwc, dnnl_data_type_t dt) {
+                          int layout, dnnl_data_type_t dt) {
   if (ndims < 1 || ndims > DNNL_MAX_NDIMS)
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: rank %d is out of range", ndims);
-  dnnl_dims_t d, s;
+  if (layout == GE_LAYOUT_PLAIN || ndims < 3) return ge_dn_md_dt(p, md, ndims, dims, NULL, dt);
+  dnnl_format_tag_t tag = layout_tag(layout, ndims);
+  if (tag == dnnl_format_tag_undef)
+    return ge_prepare_fail(p, GE_ERR_INTERNAL, "oneDNN: layout %s of a rank-%d tensor", ge_layout_name(layout), ndims);
+  dnnl_dims_t d;
   for (int i = 0; i < ndims; i++) d[i] = dims[i];
-  if (nhwc && ndims >= 3) {
-    /* N, spatial..., C in memory */
-    int64_t acc = 1;
-    s[1] = 1;
-    acc = dims[1] > 0 ? dims[1] : 1;
-    for (int i = ndims - 1; i >= 2; i--) {
-      s[i] = acc;
-      if (dims[i] > 0 && acc > INT64_MAX / dims[i])
-        return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: tensor too large");
-      acc *= dims[i] > 0 ? dims[i] : 1;
-    }
-    s[0] = acc;
-  } else {
-    int64_t acc = 1;
-    for (int i = ndims - 1; i >= 0; i--) {
-      s[i] = acc;
-      if (dims[i] > 0 && acc > INT64_MAX / dims[i])
-        return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: tensor too large");
-      acc *= dims[i] > 0 ? dims[i] : 1;
-    }
-  }
-  if (dnnl_memory_desc_init_by_strides(md, ndims, d, dt, s) != dnnl_success)
-    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: memory descriptor rejected");
+  if (dnnl_memory_desc_init_by_tag(md, ndims, d, dt, tag) != dnnl_success)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: %s memory descriptor rejected", ge_layout_name(layout));
   return GE_OK;
+}
+
+int ge_dn_md_to_layout(const dnnl_memory_desc_t *md) {
+  if (!md || md->ndims < 3 || md->ndims > 5 || md->format_kind != dnnl_blocked) return GE_LAYOUT_PLAIN;
+  for (int l = GE_LAYOUT_NHWC; l < GE_LAYOUT_COUNT; l++) {
+    dnnl_memory_desc_t t;
+    if (dnnl_memory_desc_init_by_tag(&t, md->ndims, md->dims, md->data_type, layout_tag(l, md->ndims)) ==
+            dnnl_success &&
+        dnnl_memory_desc_equal(&t, md))
+      return l;
+  }
+  return GE_LAYOUT_PLAIN;
 }
 
 /* ------------------------------------------------------------------ the fallback */
@@ -146,7 +155,7 @@ struct ge_dn_fallback {
   const ge_kernel *k;
   void *kstate;
   size_t n_in, n_out;
-  bool in_nhwc[FB_MAX], out_nhwc[FB_MAX];
+  uint8_t in_l[FB_MAX], out_l[FB_MAX]; /* ge_layout of each operand */
 };
 
 void ge_dn_nchw_nhwc(float *dst, const float *src, size_t n, size_t c, size_t sp, bool to_nhwc) {
@@ -171,15 +180,18 @@ ge_status ge_dn_layout_guard(const ge_prepare_ctx *p, void **state, ge_status st
   if (p->n_in > FB_MAX || p->n_out > FB_MAX) return st;
   fb.n_in = p->n_in;
   fb.n_out = p->n_out;
-  for (size_t i = 0; i < p->n_in; i++) any |= fb.in_nhwc[i] = ge_dn_in_nhwc(p, i);
-  for (size_t o = 0; o < p->n_out; o++) any |= fb.out_nhwc[o] = ge_dn_out_nhwc(p, o);
+  for (size_t i = 0; i < p->n_in; i++) any |= (fb.in_l[i] = (uint8_t)ge_dn_in_layout(p, i)) != GE_LAYOUT_PLAIN;
+  for (size_t o = 0; o < p->n_out; o++) any |= (fb.out_l[o] = (uint8_t)ge_dn_out_layout(p, o)) != GE_LAYOUT_PLAIN;
   if (!any) return st; /* plain layouts: the next candidate runs it as usual */
   const ge_node *n = p->node;
   fb.k = ge_cpu_find_kernel(n->domain, n->op_type, n->opset);
   if (!fb.k || !fb.k->run || fb.k->dynamic_output)
-    return ge_prepare_fail(p, GE_ERR_INTERNAL, "oneDNN declined a node whose tensors are channels-last, and "
+    return ge_prepare_fail(p, GE_ERR_INTERNAL, "oneDNN declined a node whose tensors are not plain, and "
                                                "no reference kernel can stand in");
-  if (fb.k->prepare) GE_CHECK(fb.k->prepare(p, &fb.kstate));
+  /* the reference kernel sees plain tensors */
+  ge_prepare_ctx plain = *p;
+  plain.in_layout = plain.out_layout = NULL;
+  if (fb.k->prepare) GE_CHECK(fb.k->prepare(&plain, &fb.kstate));
   ge_dn_state *s = calloc(1, sizeof *s);
   ge_dn_fallback *f = malloc(sizeof *f);
   if (!s || !f) {
@@ -190,7 +202,7 @@ ge_status ge_dn_layout_guard(const ge_prepare_ctx *p, void **state, ge_status st
   }
   *f = fb;
   s->fb = f;
-  s->what = "reference kernel (channels-last tensors)";
+  s->what = "reference kernel (layouts converted per run)";
   *state = s;
   return GE_OK;
 }
@@ -201,12 +213,8 @@ void ge_dn_fallback_release(ge_dn_fallback *fb) {
   free(fb);
 }
 
-static bool nsp_dims(const ge_tensor *t, size_t *n, size_t *c, size_t *sp) {
-  if (!t || t->dtype != GE_F32 || t->rank < 3 || !t->data) return false;
-  *n = (size_t)t->dims[0];
-  *c = (size_t)t->dims[1];
-  *sp = t->numel / (*n ? *n : 1) / (*c ? *c : 1);
-  return true;
+static bool is_image(const ge_tensor *t) {
+  return t && t->dtype == GE_F32 && t->rank >= 3 && t->rank <= 5 && t->data;
 }
 
 ge_status ge_dn_fallback_run(const ge_dn_state *s, ge_kctx *ctx) {
@@ -221,10 +229,9 @@ ge_status ge_dn_fallback_run(const ge_dn_state *s, ge_kctx *ctx) {
   for (size_t i = 0; i < ctx->n_in; i++) pin[i] = ctx->in[i];
   for (size_t o = 0; o < ctx->n_out; o++) pout[o] = ctx->out[o];
   for (size_t i = 0; i < ctx->n_in && st == GE_OK; i++) {
-    if (i >= fb->n_in || !fb->in_nhwc[i] || !ctx->in[i]) continue;
-    size_t n, c, sp;
-    if (!nsp_dims(ctx->in[i], &n, &c, &sp)) {
-      st = ge_kctx_fail(ctx, GE_ERR_INTERNAL, "channels-last fallback: input %zu is not a float32 image", i);
+    if (i >= fb->n_in || fb->in_l[i] == GE_LAYOUT_PLAIN || !ctx->in[i]) continue;
+    if (!is_image(ctx->in[i])) {
+      st = ge_kctx_fail(ctx, GE_ERR_INTERNAL, "layout fallback: input %zu is not a float32 image", i);
       break;
     }
     ge_tensor_view(&tin[i], ctx->in[i]);
@@ -234,11 +241,16 @@ ge_status ge_dn_fallback_run(const ge_dn_state *s, ge_kctx *ctx) {
       break;
     }
     nbufs++;
-    ge_dn_nchw_nhwc(tin[i].data, ctx->in[i]->data, n, c, sp, false);
+    st = ge_layout_convert(tin[i].data, ctx->in[i]->data, ctx->in[i]->dims, ctx->in[i]->rank, 4, fb->in_l[i],
+                           GE_LAYOUT_PLAIN);
+    if (st != GE_OK) {
+      st = ge_kctx_fail(ctx, st, "layout fallback: input %zu: %s", i, ge_last_error());
+      break;
+    }
     pin[i] = &tin[i];
   }
   for (size_t o = 0; o < ctx->n_out && st == GE_OK; o++) {
-    if (o >= fb->n_out || !fb->out_nhwc[o] || !ctx->out[o]) continue;
+    if (o >= fb->n_out || fb->out_l[o] == GE_LAYOUT_PLAIN || !ctx->out[o]) continue;
     ge_tensor_view(&tout[o], ctx->out[o]);
     tout[o].data = bufs[nbufs] = ge_aligned_alloc(ctx->out[o]->nbytes ? ctx->out[o]->nbytes : 1);
     if (!bufs[nbufs]) {
@@ -256,12 +268,13 @@ ge_status ge_dn_fallback_run(const ge_dn_state *s, ge_kctx *ctx) {
   }
   for (size_t o = 0; st == GE_OK && o < ctx->n_out; o++) {
     if (pout[o] == ctx->out[o]) continue;
-    size_t n, c, sp;
-    if (!nsp_dims(pout[o], &n, &c, &sp) || pout[o]->nbytes != ctx->out[o]->nbytes) {
-      st = ge_kctx_fail(ctx, GE_ERR_INTERNAL, "channels-last fallback: output %zu is not a float32 image", o);
+    if (!is_image(pout[o]) || pout[o]->nbytes != ctx->out[o]->nbytes) {
+      st = ge_kctx_fail(ctx, GE_ERR_INTERNAL, "layout fallback: output %zu is not a float32 image", o);
       break;
     }
-    ge_dn_nchw_nhwc(ctx->out[o]->data, pout[o]->data, n, c, sp, true);
+    st = ge_layout_convert(ctx->out[o]->data, pout[o]->data, pout[o]->dims, pout[o]->rank, 4, GE_LAYOUT_PLAIN,
+                           fb->out_l[o]);
+    if (st != GE_OK) st = ge_kctx_fail(ctx, st, "layout fallback: output %zu: %s", o, ge_last_error());
   }
   for (size_t b = 0; b < nbufs; b++) ge_aligned_free(bufs[b]);
   return st;
@@ -289,9 +302,9 @@ static ge_status concat_impl(const ge_prepare_ctx *p, void **state) {
       if (d != 1 && x->dims[d] != y->dims[d])
         return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN concat: input %zu shape", i);
     if (x->dims[1] == 0) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN concat: empty input %zu", i);
-    GE_CHECK(ge_dn_md_layout(p, &src[i], x->rank, x->dims, ge_dn_in_nhwc(p, i), dnnl_f32));
+    GE_CHECK(ge_dn_md_layout(p, &src[i], x->rank, x->dims, ge_dn_in_layout(p, i), dnnl_f32));
   }
-  GE_CHECK(ge_dn_md_layout(p, &dst, y->rank, y->dims, ge_dn_out_nhwc(p, 0), dnnl_f32));
+  GE_CHECK(ge_dn_md_layout(p, &dst, y->rank, y->dims, ge_dn_out_layout(p, 0), dnnl_f32));
   ge_dn_state *s = NULL;
   int saved = 0;
   GE_CHECK(ge_dn_prepare_begin(p, "concat", &s, &saved));
@@ -325,4 +338,14 @@ static ge_status concat_impl(const ge_prepare_ctx *p, void **state) {
 
 ge_status ge_dn_concat_prepare(const ge_prepare_ctx *p, void **state) {
   return ge_dn_layout_guard(p, state, concat_impl(p, state));
+}
+
+void ge_dn_concat_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) {
+  if (!ge_dn_static_f32(p) || p->n_out != 1 || !ge_shape_is_static(&p->out[0].shape)) return;
+  int rank = p->out[0].shape.rank;
+  if (rank < 3 || rank > 5 || !is_channel_concat(p->node, rank)) return;
+  for (size_t i = 0; i < p->n_in; i++)
+    if (!p->in[i].present || p->in[i].value || p->in[i].type->shape.rank != rank) return;
+  for (size_t i = 0; i < p->n_in; i++) in[i] = GE_LAYOUT_ANY;
+  out[0] = GE_LAYOUT_ANY;
 }

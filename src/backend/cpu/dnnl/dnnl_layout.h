@@ -1,5 +1,13 @@
-/* Channels-last activations between oneDNN kernels (family-private).
+/* Activation layouts between oneDNN kernels (family-private).
  *
+ * The layout of every value is decided by the compiler (compiler/layout.h, ge_plan.layout)
+ * from the kernels' preferences (the layout_pref hooks below and in dnnl.c) and handed to
+ * prepare in ge_prepare_ctx.in_layout / out_layout: plain, channels-last (NHWC) or oneDNN
+ * channel-blocked (nChw8c / nChw16c).  The kernels here read those (ge_dn_in_layout); a
+ * participant whose oneDNN primitive cannot be created is wrapped by ge_dn_layout_guard
+ * (per-run conversions to and from plain, for any layout).
+ *
+ * History (ge_dn_value_nhwc, kept for reference and its tests; no kernel calls it now):
  * oneDNN's fast fp32 convolutions (brgconv) work on channels-last (NHWC) activations, while ge
  * tensors are plain row-major (NCHW).  Reordering every convolution's input in and output out
  * per run cost about a fifth of ResNet-50's time.  Instead, a float32 value that flows only
@@ -22,21 +30,25 @@
  * converting its channels-last inputs to plain and its plain outputs to channels-last per run
  * (a slow but correct path; never taken on the models we measure).
  *
- * Tensors dumped by ge.exec.enableDump for such intermediate values are in NHWC order. */
+ * (Dumps of ge.exec.enableDump convert such values back to plain: runtime/profiler.c.) */
 #ifndef GE_BACKEND_CPU_DNNL_LAYOUT_H
 #define GE_BACKEND_CPU_DNNL_LAYOUT_H
 
 #include "backend/cpu/dnnl/dnnl_prim.h"
 
-/* True when value v (of concrete type t, as the plan has it) is stored channels-last. */
+/* True when value v (of concrete type t) would be channels-last under the former rule. */
 bool ge_dn_value_nhwc(const ge_graph *g, int32_t v, const ge_type *t);
-/* Whether input i / output o of the node being prepared is channels-last. */
-bool ge_dn_in_nhwc(const ge_prepare_ctx *p, size_t i);
-bool ge_dn_out_nhwc(const ge_prepare_ctx *p, size_t o);
+/* The ge_layout (compiler/layout.h) the plan decided for input i / output o of the node being
+   prepared (plain when none was decided). */
+int ge_dn_in_layout(const ge_prepare_ctx *p, size_t i);
+int ge_dn_out_layout(const ge_prepare_ctx *p, size_t o);
 
-/* A float32 descriptor of dims [N, C, spatial...], channels-last when nhwc, else plain. */
+/* A descriptor of data type dt and dims [N, C, spatial...] in layout `layout` (a ge_layout;
+   plain for rank < 3). */
 ge_status ge_dn_md_layout(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims, const int64_t *dims,
-                          bool nhwc, dnnl_data_type_t dt);
+                          int layout, dnnl_data_type_t dt);
+/* The ge_layout a oneDNN descriptor is (NULL or another format: GE_LAYOUT_PLAIN). */
+int ge_dn_md_to_layout(const dnnl_memory_desc_t *md);
 
 /* Call with the status of a oneDNN prepare: when it declined (GE_ERR_UNSUPPORTED) but one of
    the node's inputs or outputs is channels-last, prepares the reference kernel wrapped with
@@ -48,8 +60,10 @@ ge_status ge_dn_layout_guard(const ge_prepare_ctx *p, void **state, ge_status st
 ge_status ge_dn_fallback_run(const ge_dn_state *s, ge_kctx *ctx);
 void ge_dn_fallback_release(ge_dn_fallback *fb);
 
-/* Prepare of the oneDNN Concat kernel (channel axis; channels-last inputs / output). */
+/* Prepare of the oneDNN Concat kernel (channel axis; inputs / output in any layout), and its
+   layout preference (any, for a channel Concat of static float32 images). */
 ge_status ge_dn_concat_prepare(const ge_prepare_ctx *p, void **state);
+void ge_dn_concat_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out);
 
 /* dst[n][s][c] = src[n][c][s] (to_nhwc) or the inverse, for [n, c, sp] float32 data. */
 void ge_dn_nchw_nhwc(float *dst, const float *src, size_t n, size_t c, size_t sp, bool to_nhwc);

@@ -89,6 +89,13 @@ ge_status ge_dn_add_out_sum(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_
 
 ge_status ge_dn_run(const void *state, ge_kctx *ctx);
 void ge_dn_release(void *state);
+/* ge_kernel.packed_inputs of the oneDNN kernels: the constant inputs packed at prepare (none
+   for a state that runs a fallback kernel). */
+uint32_t ge_dn_packed_inputs(const void *state);
+/* Called once a prepare has succeeded: a packed constant input whose only reader in the
+   graph is this node (and that no one else pins) has its original bytes dropped from memory
+   (ge_tensor_evict_packed; a reclaimable weight is read back from its file when pinned). */
+void ge_dn_drop_packed_originals(const ge_prepare_ctx *p, const ge_dn_state *s);
 
 /* A plain row-major f32 descriptor of dims; strides may be NULL (dense). */
 ge_status ge_dn_md(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims, const int64_t *dims,

@@ -260,8 +260,10 @@ typedef struct bin_job {
 /* y[i] = a[i % na] op b[i % nb] for i in [begin, end), where the shorter side repeats. */
 GE_FAST_CLONES
 static void bin_range(const bin_job *j, size_t begin, size_t end) {
-  const float *restrict a = j->a, *restrict b = j->b;
-  float *restrict y = j->y;
+  /* no restrict: y may be a or b (in place, same positions); ivdep: no loop-carried
+     dependence even then */
+  const float *a = j->a, *b = j->b;
+  float *y = j->y;
   size_t blk = j->na < j->nb ? j->na : j->nb;
   bool a_rep = j->na < j->nb; /* a is the repeating block */
   size_t i = begin;
@@ -275,23 +277,23 @@ static void bin_range(const bin_job *j, size_t begin, size_t end) {
       float sv = a_rep ? a[0] : b[0];
       const float *v = a_rep ? b + i : a + i;
       switch (j->op) {
-        case TF_ADD: for (size_t k = 0; k < len; k++) py[k] = v[k] + sv; break;
-        case TF_MUL: for (size_t k = 0; k < len; k++) py[k] = v[k] * sv; break;
+        case TF_ADD: GE_IVDEP for (size_t k = 0; k < len; k++) py[k] = v[k] + sv; break;
+        case TF_MUL: GE_IVDEP for (size_t k = 0; k < len; k++) py[k] = v[k] * sv; break;
         case TF_SUB:
-          if (a_rep) for (size_t k = 0; k < len; k++) py[k] = sv - v[k];
-          else for (size_t k = 0; k < len; k++) py[k] = v[k] - sv;
+          if (a_rep) GE_IVDEP for (size_t k = 0; k < len; k++) py[k] = sv - v[k];
+          else GE_IVDEP for (size_t k = 0; k < len; k++) py[k] = v[k] - sv;
           break;
         case TF_DIV:
-          if (a_rep) for (size_t k = 0; k < len; k++) py[k] = sv / v[k];
-          else for (size_t k = 0; k < len; k++) py[k] = v[k] / sv;
+          if (a_rep) GE_IVDEP for (size_t k = 0; k < len; k++) py[k] = sv / v[k];
+          else GE_IVDEP for (size_t k = 0; k < len; k++) py[k] = v[k] / sv;
           break;
       }
     } else {
       switch (j->op) {
-        case TF_ADD: for (size_t k = 0; k < len; k++) py[k] = pa[k] + pb[k]; break;
-        case TF_SUB: for (size_t k = 0; k < len; k++) py[k] = pa[k] - pb[k]; break;
-        case TF_MUL: for (size_t k = 0; k < len; k++) py[k] = pa[k] * pb[k]; break;
-        case TF_DIV: for (size_t k = 0; k < len; k++) py[k] = pa[k] / pb[k]; break;
+        case TF_ADD: GE_IVDEP for (size_t k = 0; k < len; k++) py[k] = pa[k] + pb[k]; break;
+        case TF_SUB: GE_IVDEP for (size_t k = 0; k < len; k++) py[k] = pa[k] - pb[k]; break;
+        case TF_MUL: GE_IVDEP for (size_t k = 0; k < len; k++) py[k] = pa[k] * pb[k]; break;
+        case TF_DIV: GE_IVDEP for (size_t k = 0; k < len; k++) py[k] = pa[k] / pb[k]; break;
       }
     }
     i += len;
@@ -350,9 +352,9 @@ static ge_status bin_run(const void *state, ge_kctx *ctx) {
 const ge_kernel_def ge_fast_kernels_tf[] = {
     {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, {ln_prepare, ln_run, free, false, true}},
     {"", "Softmax", 13, 0, {sm_prepare, sm_run, free, false, true}},
-    {"", "Add", 7, 0, {add_prepare, bin_run, bin_release, false, true}},
-    {"", "Sub", 7, 0, {sub_prepare, bin_run, bin_release, false, true}},
-    {"", "Mul", 7, 0, {mul_prepare, bin_run, bin_release, false, true}},
-    {"", "Div", 7, 0, {div_prepare, bin_run, bin_release, false, true}},
+    {"", "Add", 7, 0, {add_prepare, bin_run, bin_release, false, true, 3}},
+    {"", "Sub", 7, 0, {sub_prepare, bin_run, bin_release, false, true, 3}},
+    {"", "Mul", 7, 0, {mul_prepare, bin_run, bin_release, false, true, 3}},
+    {"", "Div", 7, 0, {div_prepare, bin_run, bin_release, false, true, 3}},
     {0},
 };

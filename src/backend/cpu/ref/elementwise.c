@@ -10,6 +10,7 @@
 #include <string.h>
 #include <tgmath.h>
 
+#include "backend/cpu/cpu_dispatch.h"
 #include "backend/cpu/ref/broadcast.h"
 #include "backend/cpu/ref/ew_common.h"
 
@@ -41,9 +42,9 @@ typedef void (*un_fn)(size_t n, const void *a, void *o, const ew_params *p);
 #define UN_DEF(op, TAG, T, TO, EXPR)                                                     \
   static void op##_##TAG(size_t n, const void *va, void *vo, const ew_params *p) {       \
     typedef T ew_t; /* EXPR may name the element type */                                \
-    const ew_t *restrict a = va;                                                         \
-    TO *restrict o = vo;                                                                 \
-    for (size_t i = 0; i < n; i++) {                                                     \
+    const ew_t *a = va; /* o may be a: in place */                                      \
+    TO *o = vo;                                                                          \
+    GE_IVDEP for (size_t i = 0; i < n; i++) {                                            \
       T x = a[i];                                                                        \
       o[i] = (TO)(EXPR);                                                                 \
     }                                                                                    \
@@ -188,28 +189,28 @@ typedef void (*bin_fn)(size_t n, const void *a, ptrdiff_t sa, const void *b, ptr
 #define BIN_DEF(op, TAG, T, UT, TO, EXPR)                                                  \
   static void op##_##TAG(size_t n, const void *va, ptrdiff_t sa, const void *vb,           \
                          ptrdiff_t sb, void *vo, const ew_params *p) {                     \
-    const T *restrict a = va;                                                              \
-    const T *restrict b = vb;                                                              \
-    TO *restrict o = vo;                                                                   \
+    const T *a = va;                                                                       \
+    const T *b = vb;                                                                       \
+    TO *o = vo; /* may be a or b: in place */                                              \
     if (sa == 1 && sb == 1) {                                                              \
-      for (size_t i = 0; i < n; i++) {                                                     \
+      GE_IVDEP for (size_t i = 0; i < n; i++) {                                            \
         T x = a[i], y = b[i];                                                              \
         o[i] = (TO)(EXPR);                                                                 \
       }                                                                                    \
     } else if (sa == 1 && sb == 0) {                                                       \
       const T y = b[0];                                                                    \
-      for (size_t i = 0; i < n; i++) {                                                     \
+      GE_IVDEP for (size_t i = 0; i < n; i++) {                                            \
         T x = a[i];                                                                        \
         o[i] = (TO)(EXPR);                                                                 \
       }                                                                                    \
     } else if (sa == 0 && sb == 1) {                                                       \
       const T x = a[0];                                                                    \
-      for (size_t i = 0; i < n; i++) {                                                     \
+      GE_IVDEP for (size_t i = 0; i < n; i++) {                                            \
         T y = b[i];                                                                        \
         o[i] = (TO)(EXPR);                                                                 \
       }                                                                                    \
     } else {                                                                               \
-      for (size_t i = 0; i < n; i++) {                                                     \
+      GE_IVDEP for (size_t i = 0; i < n; i++) {                                            \
         T x = a[(ptrdiff_t)i * sa], y = b[(ptrdiff_t)i * sb];                              \
         o[i] = (TO)(EXPR);                                                                 \
       }                                                                                    \
@@ -829,8 +830,8 @@ static ge_status clip_run(const void *state, ge_kctx *ctx) {
 
 /* ------------------------------------------------------------------ registration */
 
-#define K_UN(name) {"", name, 1, 0, {un_prepare, un_run, ew_release, false}}
-#define K_BIN(name) {"", name, 1, 0, {bin_prepare, bin_run, ew_release, false}}
+#define K_UN(name) {"", name, 1, 0, {un_prepare, un_run, ew_release, false, false, 1}}
+#define K_BIN(name) {"", name, 1, 0, {bin_prepare, bin_run, ew_release, false, false, 3}}
 #define K_VAR(name) {"", name, 1, 0, {var_prepare, var_run, ew_release, false}}
 
 const ge_kernel_def ge_ref_kernels_elementwise[] = {

@@ -118,18 +118,35 @@ static ge_status fused_prepare_common(const ge_prepare_ctx *p, const char *base,
   return GE_OK;
 }
 
+static ge_status fused_post(const fused_state *s, ge_kctx *ctx, ge_tensor *Y, const ge_tensor *P, const float *pv);
+
 static ge_status fused_run(const void *state, ge_kctx *ctx) {
   const fused_state *s = state;
   ge_kctx ic = *ctx;
   ic.n_in = s->inner_n_in;
-  GE_CHECK(s->inner->run(s->inner_state, &ic));
   ge_tensor *Y = ctx->out[0];
-  if (!Y) return GE_OK;
-  if (Y->dtype != GE_F32) return ge_kctx_fail(ctx, GE_ERR_UNSUPPORTED, "output dtype %s (float32 only)", ge_dtype_name(Y->dtype));
+  const ge_tensor *P = s->post_input >= 0 && (size_t)s->post_input < ctx->n_in ? ctx->in[s->post_input] : NULL;
+  /* in place (the Sum input's buffer is the output's): keep the Sum values before the base op
+     overwrites them */
+  float *saved = NULL;
+  if (Y && P && P->data == Y->data && P->nbytes) {
+    saved = ge_aligned_alloc(P->nbytes);
+    if (!saved) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "out of memory");
+    memcpy(saved, P->data, P->nbytes);
+    memset(Y->data, 0, Y->nbytes); /* the executor zeroes outputs, except one in place */
+  }
+  ge_status st = s->inner->run(s->inner_state, &ic);
+  if (st == GE_OK && Y && Y->dtype != GE_F32)
+    st = ge_kctx_fail(ctx, GE_ERR_UNSUPPORTED, "output dtype %s (float32 only)", ge_dtype_name(Y->dtype));
+  if (st == GE_OK && Y) st = fused_post(s, ctx, Y, P, saved ? saved : (P ? P->data : NULL));
+  ge_aligned_free(saved);
+  return st;
+}
+
+/* Y += the post input (Sum elementwise, or a Bias along the last dim), then the activation. */
+static ge_status fused_post(const fused_state *s, ge_kctx *ctx, ge_tensor *Y, const ge_tensor *P, const float *pv) {
   float *y = Y->data;
-  if (s->post_input >= 0 && (size_t)s->post_input < ctx->n_in && ctx->in[s->post_input]) {
-    const ge_tensor *P = ctx->in[s->post_input];
-    const float *pv = P->data;
+  if (P) {
     if (s->bias_last_dim) {
       size_t n = Y->rank ? (size_t)Y->dims[Y->rank - 1] : 1;
       if (P->numel != n)
@@ -317,7 +334,7 @@ static ge_status attn_run(const void *state, ge_kctx *ctx) {
 }
 
 const ge_kernel_def ge_ref_kernels_fused[] = {
-    {GE_FUSED_DOMAIN, "FusedConv", 1, 0, {fconv_prepare, fused_run, fused_release, false}},
+    {GE_FUSED_DOMAIN, "FusedConv", 1, 0, {fconv_prepare, fused_run, fused_release, false, false, 1u << 3}},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, {fgemm_prepare, fused_run, fused_release, false}},
     {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, {fmatmul_prepare, fused_run, fused_release, false}},
     {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, {ln_prepare, ln_run, free, false}},

@@ -1,0 +1,334 @@
+/* Compile-time layout assignment (src/compiler/layout.c) and the oneDNN kernels that honour
+ * it (src/backend/cpu/dnnl/):
+ *   - ge_layout_convert round trips and ge_layout_fits;
+ *   - a small Conv -> FusedConv(Relu) -> MaxPool -> Conv -> AveragePool(ceil, declined by
+ *     oneDNN: the wrapped reference kernel) -> Conv graph compiled under every policy: the
+ *     layouts the plan records, and outputs equal to the all-plain plan's within 1e-4;
+ *   - dumps (ge.exec.enableDump) of non-plain values are written plain;
+ *   - the option ge.exec.layout. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ftw.h>
+#include <sys/stat.h>
+
+#include "compiler/layout.h"
+#include "compiler/program.h"
+#include "helpers/ops_harness.h"
+#include "runtime/npy.h"
+#include "runtime/options.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static float frand(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (float)((rng >> 40) / (double)(1 << 24)) * 2.0f - 1.0f;
+}
+
+static ge_tensor *rand_t(const int64_t *d, size_t r, float scale) {
+  size_t n = 1;
+  for (size_t i = 0; i < r; i++) n *= (size_t)d[i];
+  float *v = malloc((n + 1) * sizeof(float));
+  assert_non_null(v);
+  for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
+  ge_tensor *t = ge_test_tensor_f32(d, r, v);
+  free(v);
+  return t;
+}
+
+/* ------------------------------------------------------------------ conversions */
+
+static void roundtrip(const int64_t *dims, int rank, int layout) {
+  size_t n = 1;
+  for (int i = 0; i < rank; i++) n *= (size_t)dims[i];
+  float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+  assert_true(a && b && c);
+  for (size_t i = 0; i < n; i++) a[i] = (float)i;
+  assert_int_equal(ge_layout_convert(b, a, dims, rank, 4, GE_LAYOUT_PLAIN, layout), GE_OK);
+  assert_int_equal(ge_layout_convert(c, b, dims, rank, 4, layout, GE_LAYOUT_PLAIN), GE_OK);
+  assert_memory_equal(a, c, n * sizeof *a);
+  /* spot checks of the element order: (n=0, c=1, s=0) */
+  size_t sp = 1;
+  for (int i = 2; i < rank; i++) sp *= (size_t)dims[i];
+  if (layout == GE_LAYOUT_NHWC) assert_true(b[1] == (float)sp);
+  if (layout == GE_LAYOUT_NC8C || layout == GE_LAYOUT_NC16C) assert_true(b[1] == (float)sp);
+  if (layout == GE_LAYOUT_NC16C && dims[1] >= 32) /* c = 16 starts the second block */
+    assert_true(b[16 * sp] == (float)(16 * sp));
+  free(a);
+  free(b);
+  free(c);
+}
+
+static void test_convert(void **unused) {
+  (void)unused;
+  int64_t d4[] = {2, 32, 3, 5}, d5[] = {1, 16, 2, 3, 2}, d3[] = {3, 8, 7};
+  for (int l = GE_LAYOUT_NHWC; l < GE_LAYOUT_COUNT; l++) {
+    roundtrip(d4, 4, l);
+    roundtrip(d5, 5, l);
+    if (l != GE_LAYOUT_NC16C) roundtrip(d3, 3, l);
+  }
+  /* a block that does not divide C */
+  int64_t bad[] = {1, 24, 2, 2};
+  float x[96] = {0}, y[96];
+  assert_int_equal(ge_layout_convert(y, x, bad, 4, 4, GE_LAYOUT_PLAIN, GE_LAYOUT_NC16C), GE_ERR_INVALID_ARGUMENT);
+  ge_type t = ge_test_type(GE_F32, bad, 4);
+  assert_true(ge_layout_fits(GE_LAYOUT_NC8C, &t));
+  assert_false(ge_layout_fits(GE_LAYOUT_NC16C, &t));
+  assert_true(ge_layout_fits(GE_LAYOUT_NHWC, &t));
+  int64_t two[] = {4, 4};
+  ge_type t2 = ge_test_type(GE_F32, two, 2);
+  assert_false(ge_layout_fits(GE_LAYOUT_NHWC, &t2));
+  assert_true(ge_layout_fits(GE_LAYOUT_PLAIN, &t2));
+  assert_string_equal(ge_layout_name(GE_LAYOUT_NC16C), "nChw16c");
+}
+
+/* ------------------------------------------------------------------ a small CNN */
+
+typedef struct net {
+  ge_graph *g;
+  ge_tensor *consts[8];
+  size_t n_consts;
+} net;
+
+static void add_const(net *c, const char *name, const int64_t *d, size_t r, float scale) {
+  ge_tensor *t = rand_t(d, r, scale);
+  assert_int_equal(ge_graph_add_constant(c->g, name, t), GE_OK);
+  c->consts[c->n_consts++] = t;
+}
+
+static void node(net *c, const char *op, const char *name, const char *const *in, size_t n_in, const char *out,
+                 const ge_attr *attrs, size_t na) {
+  const char *outs[] = {out};
+  assert_int_equal(ge_graph_add_node(c->g, op, name, in, n_in, outs, 1, attrs, na), GE_OK);
+}
+
+/* x [1, 3, 19, 19] -> Conv3x3 (C) "a" -> FusedConv 3x3 + Relu (C) "b" -> MaxPool 2/2 "c" ->
+   Conv 1x1 (C2) "d" -> AveragePool 2/2 ceil_mode, count_include_pad (oneDNN declines) "e" ->
+   Conv 1x1 (C) "y" */
+static void build(net *c, int64_t C, int64_t C2) {
+  memset(c, 0, sizeof *c);
+  rng = 0x9e3779b97f4a7c15ull;
+  assert_int_equal(ge_graph_create("layout", &c->g), GE_OK);
+  int64_t xd[] = {1, 3, 19, 19};
+  assert_int_equal(ge_graph_add_input(c->g, "x", GE_F32, xd, 4), GE_OK);
+  int64_t w1[] = {C, 3, 3, 3}, w2[] = {C, C, 3, 3}, b2[] = {C}, w3[] = {C2, C, 1, 1}, w4[] = {C, C2, 1, 1};
+  add_const(c, "w1", w1, 4, 0.3f);
+  add_const(c, "w2", w2, 4, 0.2f);
+  add_const(c, "b2", b2, 1, 0.1f);
+  add_const(c, "w3", w3, 4, 0.3f);
+  add_const(c, "w4", w4, 4, 0.3f);
+  int64_t pads1[] = {1, 1, 1, 1}, k2[] = {2, 2}, s2[] = {2, 2};
+  ge_attr pad_attr[] = {GE_ATTR_INTS("pads", pads1, 4)};
+  ge_attr fc_attr[] = {GE_ATTR_INTS("pads", pads1, 4), GE_ATTR_STRING("activation", "Relu")};
+  ge_attr mp_attr[] = {GE_ATTR_INTS("kernel_shape", k2, 2), GE_ATTR_INTS("strides", s2, 2)};
+  ge_attr ap_attr[] = {GE_ATTR_INTS("kernel_shape", k2, 2), GE_ATTR_INTS("strides", s2, 2),
+                       GE_ATTR_INT("ceil_mode", 1), GE_ATTR_INT("count_include_pad", 1)};
+  node(c, "Conv", "c1", (const char *[]){"x", "w1"}, 2, "a", pad_attr, 1);
+  node(c, "ai.ge::FusedConv", "c2", (const char *[]){"a", "w2", "b2"}, 3, "b", fc_attr, 2);
+  node(c, "MaxPool", "mp", (const char *[]){"b"}, 1, "c", mp_attr, 2);
+  node(c, "Conv", "c3", (const char *[]){"c", "w3"}, 2, "d", NULL, 0);
+  node(c, "AveragePool", "ap", (const char *[]){"d"}, 1, "e", ap_attr, 4);
+  node(c, "Conv", "c4", (const char *[]){"e", "w4"}, 2, "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(c->g, "y"), GE_OK);
+  assert_int_equal(ge_graph_toposort(c->g), GE_OK);
+}
+
+static void free_net(net *c) {
+  ge_graph_free(c->g);
+  for (size_t i = 0; i < c->n_consts; i++) ge_tensor_free(c->consts[i]);
+}
+
+static ge_plan *compile(const ge_graph *g, const char *policy, int threads) {
+  ge_options o;
+  ge_options_default(&o);
+  char th[8];
+  snprintf(th, sizeof th, "%d", threads);
+  ge_option kv[] = {{"ge.exec.layout", policy}, {"ge.intraOpThreads", th}};
+  assert_int_equal(ge_options_apply(&o, kv, 2), GE_OK);
+  ge_plan *p = NULL;
+  ge_status st = ge_plan_compile(g, NULL, &o, &p);
+  if (st != GE_OK) fail_msg("compile (%s): %s", policy, ge_last_error());
+  assert_non_null(p->layout);
+  return p;
+}
+
+static int lay(const ge_plan *p, const char *name) {
+  int32_t v = ge_graph_find_value(p->graph, name);
+  assert_true(v >= 0);
+  return p->layout[v];
+}
+
+static ge_tensor *run(const ge_plan *p, ge_tensor *x) {
+  ge_tensor *y = NULL;
+  ge_status st = ge_plan_run(p, &x, 1, &y, 1);
+  if (st != GE_OK) fail_msg("run: %s", ge_last_error());
+  return y;
+}
+
+static void check_net(int64_t C, int64_t C2, int threads) {
+  net n;
+  build(&n, C, C2);
+  int64_t xd[] = {1, 3, 19, 19};
+  ge_tensor *x = rand_t(xd, 4, 1.f);
+  ge_plan *pp = compile(n.g, "plain", threads);
+  for (size_t v = 0; v < pp->n_slots; v++) assert_int_equal(pp->layout[v], GE_LAYOUT_PLAIN);
+  ge_tensor *ref = run(pp, x);
+  const char *policies[] = {"auto", "nhwc", "blocked"};
+  for (size_t k = 0; k < 3; k++) {
+    ge_plan *p = compile(n.g, policies[k], threads);
+    /* graph input and output, and the AveragePool's output (read by a Conv, written by a kernel
+       that takes any layout) */
+    assert_int_equal(lay(p, "x"), GE_LAYOUT_PLAIN);
+    assert_int_equal(lay(p, "y"), GE_LAYOUT_PLAIN);
+    const char *mids[] = {"a", "b", "c", "d", "e"};
+    int64_t ch[] = {C, C, C, C2, C2};
+    for (size_t i = 0; i < 5; i++) {
+      int l = lay(p, mids[i]);
+      if (l == GE_LAYOUT_PLAIN || l >= GE_LAYOUT_COUNT)
+        fail_msg("policy %s: value %s is %s", policies[k], mids[i], ge_layout_name(l));
+      if (k == 1) assert_int_equal(l, GE_LAYOUT_NHWC);
+      if (k == 2) assert_int_equal(l, ch[i] % 16 == 0 ? GE_LAYOUT_NC16C : GE_LAYOUT_NHWC);
+    }
+    /* the pool writes what it reads */
+    assert_int_equal(lay(p, "c"), lay(p, "b"));
+    assert_int_equal(lay(p, "e"), lay(p, "d"));
+    ge_tensor *y = run(p, x);
+    ge_tensor *y2 = run(p, x); /* cached run buffers: same result */
+    assert_int_equal(y->numel, ref->numel);
+    assert_memory_equal(y->data, y2->data, y->nbytes);
+    const float *a = y->data, *b = ref->data;
+    for (size_t i = 0; i < y->numel; i++)
+      if (!(fabsf(a[i] - b[i]) <= 1e-4f + 1e-4f * fabsf(b[i])))
+        fail_msg("C=%lld C2=%lld policy %s threads %d: y[%zu] %g vs plain %g", (long long)C, (long long)C2,
+                 policies[k], threads, i, a[i], b[i]);
+    ge_tensor_free(y);
+    ge_tensor_free(y2);
+    ge_plan_free(p);
+  }
+  ge_tensor_free(ref);
+  ge_plan_free(pp);
+  ge_tensor_free(x);
+  free_net(&n);
+}
+
+static void test_plan_layouts(void **unused) {
+  (void)unused;
+  check_net(16, 32, 1);
+  check_net(32, 24, 2); /* C2 = 24: blocked falls back to channels-last */
+  check_net(16, 16, 2);
+}
+
+/* A value read by a kernel without a layout hook (Relu) or that is a graph output stays plain. */
+static void test_plain_boundaries(void **unused) {
+  (void)unused;
+  net n;
+  build(&n, 16, 16);
+  const char *ri[] = {"c"}, *ro[] = {"r"};
+  assert_int_equal(ge_graph_add_node(n.g, "Relu", "relu", ri, 1, ro, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_output(n.g, "r"), GE_OK);
+  assert_int_equal(ge_graph_add_output(n.g, "a"), GE_OK);
+  assert_int_equal(ge_graph_toposort(n.g), GE_OK);
+  ge_plan *p = compile(n.g, "blocked", 1);
+  assert_int_equal(lay(p, "a"), GE_LAYOUT_PLAIN); /* a graph output */
+  assert_int_equal(lay(p, "c"), GE_LAYOUT_PLAIN); /* read by Relu */
+  assert_int_equal(lay(p, "b"), GE_LAYOUT_NC16C);
+  assert_int_equal(lay(p, "d"), GE_LAYOUT_NC16C);
+  ge_plan_free(p);
+  free_net(&n);
+}
+
+/* Runs the net in a session with dumps on; returns the dumped value `name`. */
+static ge_tensor *dumped(net *n, ge_tensor *x, const char *policy, const char *dir, const char *name) {
+  ge_option kv[] = {{"ge.exec.layout", policy}, {"ge.exec.enableDump", "1"}, {"ge.exec.dumpPath", dir},
+                    {"ge.intraOpThreads", "1"}};
+  ge_session *s = NULL;
+  assert_int_equal(ge_session_create(kv, 4, &s), GE_OK);
+  assert_int_equal(ge_session_add_graph(s, 1, n->g), GE_OK);
+  ge_tensor *y = NULL;
+  ge_status st = ge_session_run_graph(s, 1, &x, 1, &y, 1);
+  if (st != GE_OK) fail_msg("run: %s", ge_last_error());
+  ge_tensor_free(y);
+  ge_session_free(s);
+  char path[512];
+  snprintf(path, sizeof path, "%s/0/%s.npy", dir, name);
+  ge_tensor *t = NULL;
+  assert_int_equal(ge_npy_read(path, &t), GE_OK);
+  return t;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  remove(path); /* best effort */
+  return 0;
+}
+
+static void test_dump_plain(void **unused) {
+  (void)unused;
+  net n;
+  build(&n, 16, 32);
+  int64_t xd[] = {1, 3, 19, 19};
+  ge_tensor *x = rand_t(xd, 4, 1.f);
+  char dir[] = "/tmp/ge_test_layout_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char d1[600], d2[600];
+  snprintf(d1, sizeof d1, "%s/plain", dir);
+  snprintf(d2, sizeof d2, "%s/blocked", dir);
+  const char *names[] = {"b", "c", "d"};
+  for (size_t i = 0; i < 3; i++) {
+    ge_tensor *a = dumped(&n, x, "plain", d1, names[i]), *b = dumped(&n, x, "blocked", d2, names[i]);
+    assert_int_equal(a->numel, b->numel);
+    assert_int_equal(a->rank, 4);
+    const float *pa = a->data, *pb = b->data;
+    for (size_t k = 0; k < a->numel; k++)
+      if (!(fabsf(pa[k] - pb[k]) <= 1e-4f + 1e-4f * fabsf(pa[k])))
+        fail_msg("dump of %s [%zu]: %g (blocked) vs %g (plain)", names[i], k, pb[k], pa[k]);
+    ge_tensor_free(a);
+    ge_tensor_free(b);
+  }
+  nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+  ge_tensor_free(x);
+  free_net(&n);
+}
+
+static void test_option(void **unused) {
+  (void)unused;
+  ge_options o;
+  ge_options_default(&o);
+  assert_int_equal(o.layout_policy, GE_LAYOUT_POLICY_AUTO);
+  ge_option bad[] = {{"ge.exec.layout", "nchw"}};
+  assert_int_equal(ge_options_apply(&o, bad, 1), GE_ERR_INVALID_ARGUMENT);
+  ge_option ok[] = {{"ge.exec.layout", "blocked"}};
+  assert_int_equal(ge_options_apply(&o, ok, 1), GE_OK);
+  assert_int_equal(o.layout_policy, GE_LAYOUT_POLICY_BLOCKED);
+}
+
+static int setup(void **unused) {
+  (void)unused;
+  return ge_initialize(NULL, 0) == GE_OK ? 0 : -1;
+}
+static int teardown(void **unused) {
+  (void)unused;
+  ge_finalize();
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_convert),
+      cmocka_unit_test(test_plan_layouts),
+      cmocka_unit_test(test_plain_boundaries),
+      cmocka_unit_test(test_dump_plain),
+      cmocka_unit_test(test_option),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
