@@ -9,5 +9,12 @@
 extern const ge_kernel_def ge_fast_kernels_fast[];
 /* transformer.c: LayerNormalization, Add/Sub/Mul/Div */
 extern const ge_kernel_def ge_fast_kernels_tf[];
+/* ew.c: Add/Sub/Mul/Div broadcasts transformer.c does not fast-path (tried before it) */
+extern const ge_kernel_def ge_fast_kernels_ew_bcast[];
+/* ew.c: unary float32 ops, Cast, Max/Min/Pow, Where, Expand; move.c: Transpose, Slice, Gather,
+   Concat; reduce.c: ReduceSum/Mean/Max/Min/L1/L2/SumSquare */
+extern const ge_kernel_def ge_fast_kernels_ew[];
+extern const ge_kernel_def ge_fast_kernels_move[];
+extern const ge_kernel_def ge_fast_kernels_reduce[];
 
 #endif
