@@ -2,13 +2,17 @@
 """ge vs onnxruntime on the reference models, measured in the same run.
 
     .venv/bin/python bench/bench.py --models tests/models/out [--threads 1,2] [--iters 20]
-                                    [--warmup 3] [--only resnet50,bert_base | --all] [--json F]
+                                    [--warmup 3] [--rounds 1] [--only resnet50,bert_base | --all]
+                                    [--json F]
 
 Each (model, engine, threads) is measured in its own subprocess: it loads the model, runs
 --warmup untimed iterations, then --iters timed ones on the model's saved inputs, and reports
 the median and p90 latency; the parent reads that process's peak RSS (os.wait4).  ge runs
 through the Python package (ge.InferenceSession(path, threads=N)); onnxruntime with
 intra_op_num_threads=N, inter_op_num_threads=1, sequential execution, CPUExecutionProvider.
+With --rounds R the ge and onnxruntime processes alternate R times (ge, ort, ort, ge, ...) and
+the median and p90 are taken over all their timed iterations, so that a noisy neighbour on a
+shared machine weighs on both engines alike; peak RSS is the largest of the rounds.
 Ratios are ge/ort: lower is better.  See bench/README.md.
 """
 import argparse
@@ -62,7 +66,7 @@ def worker(a):
         sess.run(None, feeds)
         times.append((time.perf_counter() - t) * 1e3)
     print(json.dumps({"median_ms": statistics.median(times), "p90_ms": percentile(times, 0.9),
-                      "first_ms": first_ms, "iters": a.iters}))
+                      "first_ms": first_ms, "iters": a.iters, "times_ms": times}))
     return 0
 
 
@@ -99,6 +103,19 @@ def measure(engine, model, threads, iters, warmup, timeout):
     return r
 
 
+def pool(results):
+    """One result from several rounds: statistics over all their iterations, the largest RSS."""
+    bad = [r for r in results if "error" in r]
+    if bad:
+        return bad[0]
+    if len(results) == 1:
+        return results[0]
+    times = [t for r in results for t in r["times_ms"]]
+    return {"median_ms": statistics.median(times), "p90_ms": percentile(times, 0.9),
+            "first_ms": results[0]["first_ms"], "iters": len(times), "times_ms": times,
+            "rss_mib": max(r["rss_mib"] for r in results)}
+
+
 def fmt(x, spec="%.2f"):
     return "-" if x is None else spec % x
 
@@ -119,6 +136,8 @@ def main():
     ap.add_argument("--threads", default="2", help="comma-separated thread counts, e.g. 1,2")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="alternate the two engines this many times and pool their iterations")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per measurement")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--worker", choices=["ge", "ort"], help=argparse.SUPPRESS)
@@ -133,8 +152,9 @@ def main():
     if not os.path.isdir(a.models):
         print("bench: model folder %s is missing: run `make models`" % a.models, file=sys.stderr)
         return 1
-    print("bench: %s; threads %s; %d iterations after %d warm-up" % (
-        ", ".join(names), ",".join(map(str, threads)), a.iters, a.warmup), flush=True)
+    print("bench: %s; threads %s; %d iterations after %d warm-up%s" % (
+        ", ".join(names), ",".join(map(str, threads)), a.iters, a.warmup,
+        "; %d alternating rounds" % a.rounds if a.rounds > 1 else ""), flush=True)
 
     rows, failed = [], False
     for name in names:
@@ -144,14 +164,17 @@ def main():
             failed = True
             continue
         for t in threads:
-            res = {}
-            for engine in ("ge", "ort"):
-                print("bench: %-12s %-3s %d thread(s) ..." % (name, engine, t), end=" ", flush=True)
-                r = measure(engine, path, t, a.iters, a.warmup, a.timeout)
-                print(r.get("error") or "median %.2f ms" % r["median_ms"], flush=True)
-                failed = failed or "error" in r
-                res[engine] = r
-            rows.append({"model": name, "threads": t, **res})
+            runs = {"ge": [], "ort": []}
+            for k in range(max(a.rounds, 1)):
+                for engine in (("ge", "ort") if k % 2 == 0 else ("ort", "ge")):
+                    print("bench: %-12s %-3s %d thread(s) ..." % (name, engine, t), end=" ",
+                          flush=True)
+                    r = measure(engine, path, t, a.iters, a.warmup, a.timeout)
+                    print(r.get("error") or "median %.2f ms" % r["median_ms"], flush=True)
+                    failed = failed or "error" in r
+                    runs[engine].append(r)
+            rows.append({"model": name, "threads": t,
+                         **{e: pool(rs) for e, rs in runs.items()}})
 
     g = lambda r, k: r.get(k)  # noqa: E731
     head = ("model", "thr", "ge med ms", "ge p90 ms", "ort med ms", "ort p90 ms", "med ge/ort",
