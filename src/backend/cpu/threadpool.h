@@ -1,5 +1,5 @@
-/* A minimal fork-join helper: splits [0,n) over up to `threads` pthreads.  No global state,
- * no pool that outlives a call, no spinning after return. */
+/* A minimal fork-join helper: splits [0,n) over up to `threads` threads of the OpenMP
+ * runtime oneDNN uses (pthreads where there is none).  See threadpool.c. */
 #ifndef GE_BACKEND_CPU_THREADPOOL_H
 #define GE_BACKEND_CPU_THREADPOOL_H
 
