@@ -1,0 +1,69 @@
+"""Threads (issue 6): ge.intraOpThreads bounds the cores a run keeps busy, and no thread keeps
+spinning once a run has returned.  Measured as process CPU time (user + system), which counts
+every thread of the process, against wall time: behaviour, not speed."""
+import os
+import resource
+import time
+
+import numpy as np
+import pytest
+from onnx import numpy_helper
+
+
+def _cpu_s():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+@pytest.fixture
+def conv_model(make_model):
+    """Two 3x3 convolutions (oneDNN, OpenMP) with a ReLU and a residual Add (fast kernels)."""
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((32, 32, 3, 3)).astype(np.float32) * 0.05, "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((32, 32, 3, 3)).astype(np.float32) * 0.05, "w2")
+    from onnx import helper
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c2", "x"], ["s"]),
+             helper.make_node("Sigmoid", ["s"], ["y"])]
+    return make_model(nodes, [("x", np.float32, [1, 32, 96, 96])], [("y", np.float32, None)],
+                      initializers=[w1, w2])
+
+
+def _busy_cores(sess, feeds, seconds=1.0):
+    sess.run(None, feeds)  # compile and warm up
+    c0, t0 = _cpu_s(), time.perf_counter()
+    n = 0
+    while time.perf_counter() - t0 < seconds or n < 5:
+        sess.run(None, feeds)
+        n += 1
+    return (_cpu_s() - c0) / (time.perf_counter() - t0)
+
+
+def test_one_thread_keeps_one_core_busy(ge, conv_model):
+    sess = ge.InferenceSession(conv_model, threads=1)
+    x = np.random.default_rng(1).standard_normal((1, 32, 96, 96)).astype(np.float32)
+    busy = _busy_cores(sess, {"x": x})
+    assert busy <= 1.15, "1 intra-op thread kept %.2f cores busy" % busy
+
+
+def test_two_threads_keep_at_most_two_cores_busy(ge, conv_model):
+    sess = ge.InferenceSession(conv_model, threads=2)
+    x = np.random.default_rng(2).standard_normal((1, 32, 96, 96)).astype(np.float32)
+    busy = _busy_cores(sess, {"x": x})
+    assert busy <= 2.15, "2 intra-op threads kept %.2f cores busy" % busy
+
+
+@pytest.mark.skipif(os.environ.get("OMP_WAIT_POLICY", "").lower() == "active",
+                    reason="OMP_WAIT_POLICY=active asks the threads to spin")
+def test_no_spinning_after_a_run(ge, conv_model):
+    sess = ge.InferenceSession(conv_model, threads=2)
+    x = np.random.default_rng(3).standard_normal((1, 32, 96, 96)).astype(np.float32)
+    for _ in range(5):
+        sess.run(None, {"x": x})
+    c0 = _cpu_s()
+    time.sleep(0.5)
+    idle = _cpu_s() - c0
+    # GOMP_SPINCOUNT=20000 (set by the package) is about 0.1 ms of spinning; allow 20 ms
+    assert idle < 0.02, "threads used %.3f s of CPU in the 0.5 s after a run" % idle
