@@ -149,6 +149,10 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
   /* per node: offsets into one array of input preferences and one of output preferences */
   size_t *ioff = calloc(g->n_nodes + 1, sizeof *ioff), *ooff = calloc(g->n_nodes + 1, sizeof *ooff);
   size_t max_in = 1, max_out = 1, tin = 0, tout = 0;
+  uint8_t *ipref = NULL, *opref = NULL, *readers_ok = NULL, *n_readers = NULL, *consumer_want = NULL;
+  ge_infer_input *in = NULL;
+  ge_type *out_t = NULL;
+  int32_t *prod = NULL;
   ge_status st = GE_OK;
   if (!ioff || !ooff) goto oom;
   for (size_t i = 0; i < g->n_nodes; i++) {
@@ -160,24 +164,16 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
     if (n->n_inputs > max_in) max_in = n->n_inputs;
     if (n->n_outputs > max_out) max_out = n->n_outputs;
   }
-  uint8_t *ipref = calloc(tin + 1, 1), *opref = calloc(tout + 1, 1);
-  ge_infer_input *in = calloc(max_in, sizeof *in);
-  ge_type *out_t = calloc(max_out, sizeof *out_t);
+  ipref = calloc(tin + 1, 1);
+  opref = calloc(tout + 1, 1);
+  in = calloc(max_in, sizeof *in);
+  out_t = calloc(max_out, sizeof *out_t);
   /* per value: its producer (node, output) and whether every reader accepts a layout */
-  int32_t *prod = malloc((p->n_slots + 1) * sizeof *prod);
-  uint8_t *readers_ok = malloc(p->n_slots + 1), *n_readers = calloc(p->n_slots + 1, 1),
-          *consumer_want = calloc(p->n_slots + 1, 1);
-  if (!ipref || !opref || !in || !out_t || !prod || !readers_ok || !n_readers || !consumer_want) {
-    free(ipref);
-    free(opref);
-    free(in);
-    free(out_t);
-    free(prod);
-    free(readers_ok);
-    free(n_readers);
-    free(consumer_want);
-    goto oom;
-  }
+  prod = malloc((p->n_slots + 1) * sizeof *prod);
+  readers_ok = malloc(p->n_slots + 1);
+  n_readers = calloc(p->n_slots + 1, 1);
+  consumer_want = calloc(p->n_slots + 1, 1);
+  if (!ipref || !opref || !in || !out_t || !prod || !readers_ok || !n_readers || !consumer_want) goto oom;
   for (size_t v = 0; v < p->n_slots; v++) {
     prod[v] = -1;
     readers_ok[v] = 1;
@@ -225,6 +221,10 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
       p->layout[v] = fit(want, t);
     }
   }
+  goto done;
+oom:
+  st = ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory assigning layouts");
+done:
   free(ipref);
   free(opref);
   free(in);
@@ -236,8 +236,4 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
   free(ioff);
   free(ooff);
   return st;
-oom:
-  free(ioff);
-  free(ooff);
-  return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory assigning layouts");
 }

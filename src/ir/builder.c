@@ -69,6 +69,30 @@ ge_status ge_graph_add_input(ge_graph *g, const char *name, ge_dtype dt, const i
   return GE_OK;
 }
 
+/* Makes value `id` of g (-1: a new value `name`) a tensor value of the given kind holding
+   copy, which it takes (freed on failure). */
+static ge_status set_tensor_value(ge_graph *g, const char *name, int32_t id, ge_value_kind kind,
+                                  ge_tensor *copy) {
+  if (id < 0) {
+    ge_status st = ge_graph_value(g, name, &id);
+    if (st != GE_OK) {
+      ge_tensor_free(copy);
+      return st;
+    }
+  }
+  ge_value_set_tensor(&g->values[id], kind, copy);
+  return GE_OK;
+}
+
+void ge_value_set_tensor(ge_value *v, ge_value_kind kind, ge_tensor *t) {
+  v->kind = kind;
+  v->constant = t;
+  memset(&v->type, 0, sizeof v->type);
+  v->type.kind = GE_TYPE_TENSOR;
+  v->type.dtype = t->dtype;
+  ge_tensor_shape(t, &v->type.shape);
+}
+
 ge_status ge_graph_add_constant(ge_graph *g, const char *name, const ge_tensor *value) {
   if (!g) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_graph_add_constant: NULL graph");
   if (!name || !name[0])
@@ -88,21 +112,7 @@ ge_status ge_graph_add_constant(ge_graph *g, const char *name, const ge_tensor *
     ge_tensor_free(copy);
     return sst;
   }
-  if (id < 0) {
-    ge_status st = ge_graph_value(g, name, &id);
-    if (st != GE_OK) {
-      ge_tensor_free(copy);
-      return st;
-    }
-  }
-  ge_value *v = &g->values[id];
-  v->kind = GE_VALUE_CONSTANT;
-  v->constant = copy;
-  memset(&v->type, 0, sizeof v->type);
-  v->type.kind = GE_TYPE_TENSOR;
-  v->type.dtype = copy->dtype;
-  ge_tensor_shape(copy, &v->type.shape);
-  return GE_OK;
+  return set_tensor_value(g, name, id, GE_VALUE_CONSTANT, copy);
 }
 
 ge_status ge_graph_add_variable(ge_graph *g, const char *name, const ge_tensor *initial) {
@@ -121,21 +131,7 @@ ge_status ge_graph_add_variable(ge_graph *g, const char *name, const ge_tensor *
                     gname(g), name);
   ge_tensor *copy;
   GE_CHECK(ge_tensor_clone(initial, &copy));
-  if (id < 0) {
-    ge_status st = ge_graph_value(g, name, &id);
-    if (st != GE_OK) {
-      ge_tensor_free(copy);
-      return st;
-    }
-  }
-  ge_value *v = &g->values[id];
-  v->kind = GE_VALUE_VARIABLE;
-  v->constant = copy;
-  memset(&v->type, 0, sizeof v->type);
-  v->type.kind = GE_TYPE_TENSOR;
-  v->type.dtype = copy->dtype;
-  ge_tensor_shape(copy, &v->type.shape);
-  return GE_OK;
+  return set_tensor_value(g, name, id, GE_VALUE_VARIABLE, copy);
 }
 
 ge_status ge_graph_add_node(ge_graph *g, const char *op_type, const char *name,

@@ -266,6 +266,9 @@ ge_status ge_graph_clone(const ge_graph *g, ge_graph *parent, ge_graph **out);
 int32_t ge_graph_find_value(const ge_graph *g, const char *name);
 /* Get or create a value by name (kind INTERMEDIATE, type unknown). */
 ge_status ge_graph_value(ge_graph *g, const char *name, int32_t *id);
+/* Makes v a value of `kind` (CONSTANT or VARIABLE) holding t, which it takes; its type
+   becomes t's tensor type. */
+void ge_value_set_tensor(ge_value *v, ge_value_kind kind, ge_tensor *t);
 /* Resolve a name as a node input: this graph, else an enclosing graph (creating an OUTER
    value here).  GE_ERR_NOT_FOUND if no graph defines it (used by validation). */
 ge_status ge_graph_resolve_input(ge_graph *g, const char *name, int32_t *id);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ops/op.h"
+#include "ops/slice_axis.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -97,6 +98,16 @@ static ge_status norm_axes(const ge_infer_ctx *c, const int64_t *axes, size_t n,
         return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "axis %lld is repeated",
                              (long long)axes[k]);
   }
+  return GE_OK;
+}
+
+/* Marks the dims of out at axes[0..na) (of a rank `rank` shape) unknown. */
+static ge_status unknown_at_axes(const ge_infer_ctx *c, const int64_t *axes, size_t na, int32_t rank,
+                                 ge_shape *out) {
+  int64_t nx[GE_MAX_RANK];
+  if (na > GE_MAX_RANK) return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "too many axes");
+  GE_CHECK(norm_axes(c, axes, na, rank, nx));
+  for (size_t k = 0; k < na; k++) out->dims[nx[k]] = GE_DIM_UNKNOWN;
   return GE_OK;
 }
 
@@ -484,28 +495,6 @@ done:
 
 /* ------------------------------------------------------------------ Slice */
 
-/* ONNX Slice arithmetic for one axis: clamps start/end, returns the output length. */
-static int64_t slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *start_out) {
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  if (step > 0) {
-    start = start < 0 ? 0 : start > dim ? dim : start;
-    end = end < 0 ? 0 : end > dim ? dim : end;
-  } else {
-    start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
-    end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
-  }
-  *start_out = start;
-  int64_t len;
-  if (dim == 0)
-    len = 0;
-  else if (step > 0)
-    len = end > start ? (end - start - 1) / step + 1 : 0;
-  else
-    len = start > end ? (start - end - 1) / (-step) + 1 : 0;
-  return len;
-}
-
 static ge_status infer_slice(ge_infer_ctx *c) {
   ge_dtype dt = in_dtype(c, 0);
   const ge_shape *x = in_shape(c, 0);
@@ -552,12 +541,7 @@ static ge_status infer_slice(ge_infer_ctx *c) {
   if (!(ks && ke && (kst || !in_present(c, 4)) && axes_known)) {
     /* value unknown: the sliced axes get unknown dims; the others keep theirs */
     if (ka) {
-      int64_t nx[GE_MAX_RANK];
-      if (na > GE_MAX_RANK || (st = norm_axes(c, axes, na, x->rank, nx))) {
-        if (!st) st = ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "too many axes");
-        goto done;
-      }
-      for (size_t k = 0; k < na; k++) out.dims[nx[k]] = GE_DIM_UNKNOWN;
+      if ((st = unknown_at_axes(c, axes, na, x->rank, &out))) goto done;
     } else {
       int64_t len = ks ? (int64_t)ns : ke ? (int64_t)ne : input_len(c, 1);
       for (int32_t d = 0; d < x->rank; d++)
@@ -592,7 +576,7 @@ static ge_status infer_slice(ge_infer_ctx *c) {
       continue;
     }
     int64_t s0;
-    out.dims[nx[k]] = slice_axis(dim, starts[k], ends[k], step, &s0);
+    out.dims[nx[k]] = ge_slice_axis(dim, starts[k], ends[k], step, &s0);
   }
   ge_infer_set(c, 0, dt, &out);
   goto done;
@@ -1118,12 +1102,7 @@ static ge_status infer_pad(ge_infer_ctx *c) {
   bool has_axes = in_present(c, 3) && c->opset >= 18;
   if (!kp || (has_axes && !ka)) {
     if (ka) {
-      int64_t nx[GE_MAX_RANK];
-      if (na > GE_MAX_RANK || (st = norm_axes(c, axes, na, x->rank, nx))) {
-        if (!st) st = ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "too many axes");
-        goto done;
-      }
-      for (size_t k = 0; k < na; k++) out.dims[nx[k]] = GE_DIM_UNKNOWN;
+      if ((st = unknown_at_axes(c, axes, na, x->rank, &out))) goto done;
     } else {
       for (int32_t d = 0; d < x->rank; d++) out.dims[d] = GE_DIM_UNKNOWN;
     }

@@ -42,13 +42,7 @@ ge_status ge_pass_const_to_init(ge_graph *g, ge_pass_ctx *c, bool *changed) {
     st = constant_tensor(n, &t);
     if (st != GE_OK || !t) continue;
     ge_edit_kill(&e, (int32_t)ni);
-    ge_value *val = &g->values[v];
-    val->kind = GE_VALUE_CONSTANT;
-    val->constant = t;
-    memset(&val->type, 0, sizeof val->type);
-    val->type.kind = GE_TYPE_TENSOR;
-    val->type.dtype = t->dtype;
-    ge_tensor_shape(t, &val->type.shape);
+    ge_value_set_tensor(&g->values[v], GE_VALUE_CONSTANT, t);
     *changed = true;
   }
   if (st != GE_OK) {

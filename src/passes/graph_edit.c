@@ -269,13 +269,7 @@ ge_status ge_edit_add_constant(ge_edit *e, const char *base, ge_tensor *t, int32
     ge_tensor_free(t);
     return st;
   }
-  ge_value *v = &e->g->values[*id];
-  v->kind = GE_VALUE_CONSTANT;
-  v->constant = t;
-  memset(&v->type, 0, sizeof v->type);
-  v->type.kind = GE_TYPE_TENSOR;
-  v->type.dtype = t->dtype;
-  ge_tensor_shape(t, &v->type.shape);
+  ge_value_set_tensor(&e->g->values[*id], GE_VALUE_CONSTANT, t);
   return GE_OK;
 }
 

@@ -17,28 +17,14 @@
 
 #include "backend/kernel.h"
 #include "helpers/ops_harness.h"
+#include "helpers/test_common.h"
 #include "ir/ir.h"
 #include "ops/op.h"
 
 #define MAX_IO 8
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static float frand(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (float)((rng >> 40) / (double)(1 << 24)) * 2.0f - 1.0f;
-}
-
-static ge_tensor *rand_t(const int64_t *d, size_t r) {
-  size_t n = 1;
-  for (size_t i = 0; i < r; i++) n *= (size_t)d[i];
-  float *v = malloc((n + 1) * sizeof(float));
-  for (size_t i = 0; i < n; i++) v[i] = frand();
-  ge_tensor *t = ge_test_tensor_f32(d, r, v);
-  free(v);
-  return t;
-}
+static ge_tensor *rand_t(const int64_t *d, size_t r) { return ge_test_rand_f32(&rng, d, r, 1.f); }
 
 typedef struct node_ctx {
   ge_graph *g;

@@ -25,26 +25,11 @@
 #include "backend/cpu/dnnl/dnnl_layout.h"
 #include "backend/cpu/fast/fast_math.h"
 #include "helpers/ops_harness.h"
+#include "helpers/test_common.h"
 #include "ir/ir.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static float frand(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (float)((rng >> 40) / (double)(1 << 24)) * 2.0f - 1.0f;
-}
-
-static ge_tensor *rand_t(const int64_t *d, size_t r, float scale) {
-  size_t n = 1;
-  for (size_t i = 0; i < r; i++) n *= (size_t)d[i];
-  float *v = malloc((n + 1) * sizeof(float));
-  assert_non_null(v);
-  for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
-  ge_tensor *t = ge_test_tensor_f32(d, r, v);
-  free(v);
-  return t;
-}
+static ge_tensor *rand_t(const int64_t *d, size_t r, float scale) { return ge_test_rand_f32(&rng, d, r, scale); }
 
 /* ------------------------------------------------------------------ layout conversion */
 
@@ -118,73 +103,49 @@ static void test_predicate(void **unused) {
 
 /* ------------------------------------------------------------------ whole graphs */
 
-typedef struct cnn {
-  ge_graph *g;
-  ge_tensor *consts[16];
-  size_t n_consts;
-} cnn;
-
-static void add_const(cnn *c, const char *name, const int64_t *d, size_t r, float scale) {
-  ge_tensor *t = rand_t(d, r, scale);
-  assert_int_equal(ge_graph_add_constant(c->g, name, t), GE_OK);
-  c->consts[c->n_consts++] = t;
-}
-
-static void node(cnn *c, const char *op, const char *name, const char *const *in, size_t n_in, const char *out,
-                 const ge_attr *attrs, size_t na) {
-  const char *outs[] = {out};
-  assert_int_equal(ge_graph_add_node(c->g, op, name, in, n_in, outs, 1, attrs, na), GE_OK);
-}
-
 /* x [1, C, H, W] -> Conv3x3+Relu -> Conv1x1 + residual, Relu -> MaxPool -> Conv3x3 (C2) ->
    Conv1x1 with run-time weights (oneDNN declines: the wrapped reference kernel runs it) ->
    depthwise Conv3x3 -> AveragePool -> Conv -> GlobalAveragePool.
    expose: every intermediate is a graph output too (all tensors stay plain). */
-static void build_cnn(cnn *c, int64_t C, int64_t H, int64_t W, int64_t C2, bool expose) {
-  memset(c, 0, sizeof *c);
+static void build_cnn(ge_test_net *c, int64_t C, int64_t H, int64_t W, int64_t C2, bool expose) {
   rng = 0x2545f4914f6cdd1dull; /* same weights for both variants */
-  assert_int_equal(ge_graph_create("cnn", &c->g), GE_OK);
+  ge_test_net_init(c, "cnn", &rng);
   int64_t xd[] = {1, C, H, W};
   assert_int_equal(ge_graph_add_input(c->g, "x", GE_F32, xd, 4), GE_OK);
   int64_t w4d[] = {C2 / 2, C2, 1, 1};
   assert_int_equal(ge_graph_add_input(c->g, "w4", GE_F32, w4d, 4), GE_OK);
   int64_t w1[] = {16, C, 3, 3}, b1[] = {16}, w2[] = {16, 16, 1, 1}, w3[] = {C2, 16, 3, 3};
   int64_t w5[] = {C2 / 2, 1, 3, 3}, w6[] = {C2, C2 / 2, 1, 1};
-  add_const(c, "w1", w1, 4, 0.3f);
-  add_const(c, "b1", b1, 1, 0.1f);
-  add_const(c, "w2", w2, 4, 0.3f);
-  add_const(c, "w3", w3, 4, 0.2f);
-  add_const(c, "w5", w5, 4, 0.3f);
-  add_const(c, "w6", w6, 4, 0.3f);
+  ge_test_net_const(c, "w1", w1, 4, 0.3f);
+  ge_test_net_const(c, "b1", b1, 1, 0.1f);
+  ge_test_net_const(c, "w2", w2, 4, 0.3f);
+  ge_test_net_const(c, "w3", w3, 4, 0.2f);
+  ge_test_net_const(c, "w5", w5, 4, 0.3f);
+  ge_test_net_const(c, "w6", w6, 4, 0.3f);
   int64_t pads1[] = {1, 1, 1, 1}, k2[] = {2, 2}, k3[] = {3, 3}, s2[] = {2, 2}, s1[] = {1, 1};
   ge_attr pad_attr[] = {GE_ATTR_INTS("pads", pads1, 4)};
   ge_attr dw_attr[] = {GE_ATTR_INTS("pads", pads1, 4), GE_ATTR_INT("group", C2 / 2)};
   ge_attr mp_attr[] = {GE_ATTR_INTS("kernel_shape", k2, 2), GE_ATTR_INTS("strides", s2, 2)};
   ge_attr ap_attr[] = {GE_ATTR_INTS("kernel_shape", k3, 2), GE_ATTR_INTS("strides", s1, 2),
                        GE_ATTR_INTS("pads", pads1, 4)};
-  node(c, "Conv", "c1", (const char *[]){"x", "w1", "b1"}, 3, "c1", pad_attr, 1);
-  node(c, "Relu", "r1", (const char *[]){"c1"}, 1, "r1", NULL, 0);
-  node(c, "Conv", "c2", (const char *[]){"r1", "w2"}, 2, "c2", NULL, 0);
-  node(c, "Add", "add", (const char *[]){"c2", "r1"}, 2, "add", NULL, 0);
-  node(c, "Relu", "r2", (const char *[]){"add"}, 1, "r2", NULL, 0);
-  node(c, "MaxPool", "mp", (const char *[]){"r2"}, 1, "mp", mp_attr, 2);
-  node(c, "Conv", "c3", (const char *[]){"mp", "w3"}, 2, "c3", pad_attr, 1);
-  node(c, "Conv", "c4", (const char *[]){"c3", "w4"}, 2, "c4", NULL, 0);
-  node(c, "Conv", "c5", (const char *[]){"c4", "w5"}, 2, "c5", dw_attr, 2);
-  node(c, "AveragePool", "ap", (const char *[]){"c5"}, 1, "ap", ap_attr, 3);
-  node(c, "Conv", "c6", (const char *[]){"ap", "w6"}, 2, "c6", NULL, 0);
-  node(c, "GlobalAveragePool", "gap", (const char *[]){"c6"}, 1, "y", NULL, 0);
+  ge_test_net_node(c, "Conv", "c1", (const char *[]){"x", "w1", "b1"}, 3, "c1", pad_attr, 1);
+  ge_test_net_node(c, "Relu", "r1", (const char *[]){"c1"}, 1, "r1", NULL, 0);
+  ge_test_net_node(c, "Conv", "c2", (const char *[]){"r1", "w2"}, 2, "c2", NULL, 0);
+  ge_test_net_node(c, "Add", "add", (const char *[]){"c2", "r1"}, 2, "add", NULL, 0);
+  ge_test_net_node(c, "Relu", "r2", (const char *[]){"add"}, 1, "r2", NULL, 0);
+  ge_test_net_node(c, "MaxPool", "mp", (const char *[]){"r2"}, 1, "mp", mp_attr, 2);
+  ge_test_net_node(c, "Conv", "c3", (const char *[]){"mp", "w3"}, 2, "c3", pad_attr, 1);
+  ge_test_net_node(c, "Conv", "c4", (const char *[]){"c3", "w4"}, 2, "c4", NULL, 0);
+  ge_test_net_node(c, "Conv", "c5", (const char *[]){"c4", "w5"}, 2, "c5", dw_attr, 2);
+  ge_test_net_node(c, "AveragePool", "ap", (const char *[]){"c5"}, 1, "ap", ap_attr, 3);
+  ge_test_net_node(c, "Conv", "c6", (const char *[]){"ap", "w6"}, 2, "c6", NULL, 0);
+  ge_test_net_node(c, "GlobalAveragePool", "gap", (const char *[]){"c6"}, 1, "y", NULL, 0);
   assert_int_equal(ge_graph_add_output(c->g, "y"), GE_OK);
   if (expose) {
     const char *mids[] = {"c1", "r1", "c2", "add", "r2", "mp", "c3", "c4", "c5", "ap", "c6"};
     for (size_t i = 0; i < sizeof mids / sizeof mids[0]; i++)
       assert_int_equal(ge_graph_add_output(c->g, mids[i]), GE_OK);
   }
-}
-
-static void free_cnn(cnn *c) {
-  ge_graph_free(c->g);
-  for (size_t i = 0; i < c->n_consts; i++) ge_tensor_free(c->consts[i]);
 }
 
 static ge_tensor *run_graph(ge_graph *g, int threads, ge_tensor *const *in, size_t n_in, size_t n_out) {
@@ -217,7 +178,7 @@ static void check_cnn(int64_t C, int64_t H, int64_t W, int64_t C2, int threads) 
   int64_t xd[] = {1, C, H, W}, w4d[] = {C2 / 2, C2, 1, 1};
   ge_tensor *x = rand_t(xd, 4, 1.f), *w4 = rand_t(w4d, 4, 0.3f);
   ge_tensor *in[] = {x, w4};
-  cnn a, b;
+  ge_test_net a, b;
   build_cnn(&a, C, H, W, C2, false);
   build_cnn(&b, C, H, W, C2, true);
   ge_tensor *ya = run_graph(a.g, threads, in, 2, 1);
@@ -232,8 +193,8 @@ static void check_cnn(int64_t C, int64_t H, int64_t W, int64_t C2, int threads) 
   }
   ge_tensor_free(ya);
   ge_tensor_free(yb);
-  free_cnn(&a);
-  free_cnn(&b);
+  ge_test_net_free(&a);
+  ge_test_net_free(&b);
   ge_tensor_free(x);
   ge_tensor_free(w4);
 }
@@ -269,7 +230,7 @@ static void test_concurrent_runs(void **unused) {
   int64_t xd[] = {1, 4, 12, 10}, w4d[] = {8, 16, 1, 1};
   ge_tensor *x = rand_t(xd, 4, 1.f), *w4 = rand_t(w4d, 4, 0.3f);
   ge_tensor *in[] = {x, w4};
-  cnn a;
+  ge_test_net a;
   build_cnn(&a, 4, 12, 10, 16, false);
   ge_tensor *ref = run_graph(a.g, 1, in, 2, 1);
   ge_option opts[] = {{"ge.intraOpThreads", "1"}};
@@ -289,7 +250,7 @@ static void test_concurrent_runs(void **unused) {
   }
   ge_session_free(s);
   ge_tensor_free(ref);
-  free_cnn(&a);
+  ge_test_net_free(&a);
   ge_tensor_free(x);
   ge_tensor_free(w4);
 }
@@ -414,6 +375,11 @@ static void test_fast_attention(void **unused) {
   /* causal-like mask broadcast over batch, long rows (vector tails) */
   attn_case((int64_t[]){3, 2, 9, 16}, (int64_t[]){3, 2, 16, 67}, (int64_t[]){3, 2, 67, 16}, 4,
             (int64_t[]){1, 1, 9, 67}, 4, 0.125f, true);
+  /* head sizes past one 64-column register tile, rows not a multiple of the 6-row block */
+  attn_case((int64_t[]){2, 2, 47, 70}, (int64_t[]){2, 2, 70, 131}, (int64_t[]){2, 2, 131, 81}, 4,
+            (int64_t[]){2, 1, 1, 131}, 4, 0.125f, true);
+  attn_case((int64_t[]){1, 4, 64, 64}, (int64_t[]){1, 4, 64, 64}, (int64_t[]){1, 4, 64, 64}, 4,
+            (int64_t[]){1, 1, 64, 64}, 4, 0.125f, false);
 }
 
 static void concat_case(int64_t axis, const int64_t *chans, size_t n, size_t rank, const int64_t *rest) {
@@ -498,17 +464,6 @@ static void test_fast_softmax(void **unused) {
   }
 }
 
-static int setup(void **unused) {
-  (void)unused;
-  return ge_initialize(NULL, 0) == GE_OK ? 0 : -1;
-}
-
-static int teardown(void **unused) {
-  (void)unused;
-  ge_finalize();
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nchw_nhwc_roundtrip),
@@ -522,5 +477,5 @@ int main(void) {
       cmocka_unit_test(test_fast_binary),
       cmocka_unit_test(test_fast_softmax),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, ge_test_setup_engine, ge_test_teardown_engine);
 }

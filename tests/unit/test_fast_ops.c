@@ -21,35 +21,16 @@
 
 #include "backend/kernel.h"
 #include "helpers/ops_harness.h"
+#include "helpers/test_common.h"
 #include "ir/ir.h"
 
 #define NIO 8
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next_u64(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-static float frand(void) { return (float)((next_u64() >> 40) / (double)(1 << 24)) * 2.0f - 1.0f; }
-
-static size_t numel_of(const int64_t *d, size_t r) {
-  size_t n = 1;
-  for (size_t i = 0; i < r; i++) n *= (size_t)d[i];
-  return n;
-}
+static uint64_t next_u64(void) { return ge_test_rand_u64(&rng); }
 
 /* float32 tensor of uniform values in [-scale, scale] */
-static ge_tensor *rand_f32(const int64_t *d, size_t r, float scale) {
-  size_t n = numel_of(d, r);
-  float *v = malloc((n + 1) * sizeof(float));
-  assert_non_null(v);
-  for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
-  ge_tensor *t = ge_test_tensor_f32(d, r, v);
-  free(v);
-  return t;
-}
+static ge_tensor *rand_f32(const int64_t *d, size_t r, float scale) { return ge_test_rand_f32(&rng, d, r, scale); }
 
 /* any fixed-size dtype: random bytes (bool: 0/1) */
 static ge_tensor *rand_bytes(ge_dtype dt, const int64_t *d, size_t r) {
@@ -428,7 +409,7 @@ static void test_slice(void **unused) {
 
 static void gather_case(ge_dtype dt, const int64_t *d, size_t r, int64_t axis, const int64_t *id, size_t ir,
                         bool i32) {
-  size_t n = numel_of(id, ir), dim = (size_t)d[axis < 0 ? axis + (int64_t)r : axis];
+  size_t n = ge_test_numel(id, ir), dim = (size_t)d[axis < 0 ? axis + (int64_t)r : axis];
   int64_t *v = malloc((n + 1) * sizeof *v);
   int32_t *v32 = malloc((n + 1) * sizeof *v32);
   for (size_t i = 0; i < n; i++) {
@@ -650,13 +631,7 @@ static int setup(void **unused) {
   (void)unused;
   const char *seed = getenv("GE_FAST_OPS_SEED"); /* another draw of the random cases */
   if (seed && strtoull(seed, NULL, 0)) rng = strtoull(seed, NULL, 0);
-  return ge_initialize(NULL, 0) == GE_OK ? 0 : -1;
-}
-
-static int teardown(void **unused) {
-  (void)unused;
-  ge_finalize();
-  return 0;
+  return ge_test_setup_engine(unused);
 }
 
 int main(void) {
@@ -666,5 +641,5 @@ int main(void) {
       cmocka_unit_test(test_slice),     cmocka_unit_test(test_gather), cmocka_unit_test(test_concat),
       cmocka_unit_test(test_reduce),    cmocka_unit_test(test_resize), cmocka_unit_test(test_random_shapes),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, setup, ge_test_teardown_engine);
 }

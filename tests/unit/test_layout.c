@@ -22,27 +22,12 @@
 #include "compiler/layout.h"
 #include "compiler/program.h"
 #include "helpers/ops_harness.h"
+#include "helpers/test_common.h"
 #include "runtime/npy.h"
 #include "runtime/options.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static float frand(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (float)((rng >> 40) / (double)(1 << 24)) * 2.0f - 1.0f;
-}
-
-static ge_tensor *rand_t(const int64_t *d, size_t r, float scale) {
-  size_t n = 1;
-  for (size_t i = 0; i < r; i++) n *= (size_t)d[i];
-  float *v = malloc((n + 1) * sizeof(float));
-  assert_non_null(v);
-  for (size_t i = 0; i < n; i++) v[i] = frand() * scale;
-  ge_tensor *t = ge_test_tensor_f32(d, r, v);
-  free(v);
-  return t;
-}
+static ge_tensor *rand_t(const int64_t *d, size_t r, float scale) { return ge_test_rand_f32(&rng, d, r, scale); }
 
 /* ------------------------------------------------------------------ conversions */
 
@@ -92,58 +77,34 @@ static void test_convert(void **unused) {
 
 /* ------------------------------------------------------------------ a small CNN */
 
-typedef struct net {
-  ge_graph *g;
-  ge_tensor *consts[8];
-  size_t n_consts;
-} net;
-
-static void add_const(net *c, const char *name, const int64_t *d, size_t r, float scale) {
-  ge_tensor *t = rand_t(d, r, scale);
-  assert_int_equal(ge_graph_add_constant(c->g, name, t), GE_OK);
-  c->consts[c->n_consts++] = t;
-}
-
-static void node(net *c, const char *op, const char *name, const char *const *in, size_t n_in, const char *out,
-                 const ge_attr *attrs, size_t na) {
-  const char *outs[] = {out};
-  assert_int_equal(ge_graph_add_node(c->g, op, name, in, n_in, outs, 1, attrs, na), GE_OK);
-}
-
 /* x [1, 3, 19, 19] -> Conv3x3 (C) "a" -> FusedConv 3x3 + Relu (C) "b" -> MaxPool 2/2 "c" ->
    Conv 1x1 (C2) "d" -> AveragePool 2/2 ceil_mode, count_include_pad (oneDNN declines) "e" ->
    Conv 1x1 (C) "y" */
-static void build(net *c, int64_t C, int64_t C2) {
-  memset(c, 0, sizeof *c);
+static void build(ge_test_net *c, int64_t C, int64_t C2) {
   rng = 0x9e3779b97f4a7c15ull;
-  assert_int_equal(ge_graph_create("layout", &c->g), GE_OK);
+  ge_test_net_init(c, "layout", &rng);
   int64_t xd[] = {1, 3, 19, 19};
   assert_int_equal(ge_graph_add_input(c->g, "x", GE_F32, xd, 4), GE_OK);
   int64_t w1[] = {C, 3, 3, 3}, w2[] = {C, C, 3, 3}, b2[] = {C}, w3[] = {C2, C, 1, 1}, w4[] = {C, C2, 1, 1};
-  add_const(c, "w1", w1, 4, 0.3f);
-  add_const(c, "w2", w2, 4, 0.2f);
-  add_const(c, "b2", b2, 1, 0.1f);
-  add_const(c, "w3", w3, 4, 0.3f);
-  add_const(c, "w4", w4, 4, 0.3f);
+  ge_test_net_const(c, "w1", w1, 4, 0.3f);
+  ge_test_net_const(c, "w2", w2, 4, 0.2f);
+  ge_test_net_const(c, "b2", b2, 1, 0.1f);
+  ge_test_net_const(c, "w3", w3, 4, 0.3f);
+  ge_test_net_const(c, "w4", w4, 4, 0.3f);
   int64_t pads1[] = {1, 1, 1, 1}, k2[] = {2, 2}, s2[] = {2, 2};
   ge_attr pad_attr[] = {GE_ATTR_INTS("pads", pads1, 4)};
   ge_attr fc_attr[] = {GE_ATTR_INTS("pads", pads1, 4), GE_ATTR_STRING("activation", "Relu")};
   ge_attr mp_attr[] = {GE_ATTR_INTS("kernel_shape", k2, 2), GE_ATTR_INTS("strides", s2, 2)};
   ge_attr ap_attr[] = {GE_ATTR_INTS("kernel_shape", k2, 2), GE_ATTR_INTS("strides", s2, 2),
                        GE_ATTR_INT("ceil_mode", 1), GE_ATTR_INT("count_include_pad", 1)};
-  node(c, "Conv", "c1", (const char *[]){"x", "w1"}, 2, "a", pad_attr, 1);
-  node(c, "ai.ge::FusedConv", "c2", (const char *[]){"a", "w2", "b2"}, 3, "b", fc_attr, 2);
-  node(c, "MaxPool", "mp", (const char *[]){"b"}, 1, "c", mp_attr, 2);
-  node(c, "Conv", "c3", (const char *[]){"c", "w3"}, 2, "d", NULL, 0);
-  node(c, "AveragePool", "ap", (const char *[]){"d"}, 1, "e", ap_attr, 4);
-  node(c, "Conv", "c4", (const char *[]){"e", "w4"}, 2, "y", NULL, 0);
+  ge_test_net_node(c, "Conv", "c1", (const char *[]){"x", "w1"}, 2, "a", pad_attr, 1);
+  ge_test_net_node(c, "ai.ge::FusedConv", "c2", (const char *[]){"a", "w2", "b2"}, 3, "b", fc_attr, 2);
+  ge_test_net_node(c, "MaxPool", "mp", (const char *[]){"b"}, 1, "c", mp_attr, 2);
+  ge_test_net_node(c, "Conv", "c3", (const char *[]){"c", "w3"}, 2, "d", NULL, 0);
+  ge_test_net_node(c, "AveragePool", "ap", (const char *[]){"d"}, 1, "e", ap_attr, 4);
+  ge_test_net_node(c, "Conv", "c4", (const char *[]){"e", "w4"}, 2, "y", NULL, 0);
   assert_int_equal(ge_graph_add_output(c->g, "y"), GE_OK);
   assert_int_equal(ge_graph_toposort(c->g), GE_OK);
-}
-
-static void free_net(net *c) {
-  ge_graph_free(c->g);
-  for (size_t i = 0; i < c->n_consts; i++) ge_tensor_free(c->consts[i]);
 }
 
 static ge_plan *compile(const ge_graph *g, const char *policy, int threads) {
@@ -174,7 +135,7 @@ static ge_tensor *run(const ge_plan *p, ge_tensor *x) {
 }
 
 static void check_net(int64_t C, int64_t C2, int threads) {
-  net n;
+  ge_test_net n;
   build(&n, C, C2);
   int64_t xd[] = {1, 3, 19, 19};
   ge_tensor *x = rand_t(xd, 4, 1.f);
@@ -216,7 +177,7 @@ static void check_net(int64_t C, int64_t C2, int threads) {
   ge_tensor_free(ref);
   ge_plan_free(pp);
   ge_tensor_free(x);
-  free_net(&n);
+  ge_test_net_free(&n);
 }
 
 static void test_plan_layouts(void **unused) {
@@ -229,7 +190,7 @@ static void test_plan_layouts(void **unused) {
 /* A value read by a kernel without a layout hook (Relu) or that is a graph output stays plain. */
 static void test_plain_boundaries(void **unused) {
   (void)unused;
-  net n;
+  ge_test_net n;
   build(&n, 16, 16);
   const char *ri[] = {"c"}, *ro[] = {"r"};
   assert_int_equal(ge_graph_add_node(n.g, "Relu", "relu", ri, 1, ro, 1, NULL, 0), GE_OK);
@@ -242,11 +203,11 @@ static void test_plain_boundaries(void **unused) {
   assert_int_equal(lay(p, "b"), GE_LAYOUT_NC16C);
   assert_int_equal(lay(p, "d"), GE_LAYOUT_NC16C);
   ge_plan_free(p);
-  free_net(&n);
+  ge_test_net_free(&n);
 }
 
 /* Runs the net in a session with dumps on; returns the dumped value `name`. */
-static ge_tensor *dumped(net *n, ge_tensor *x, const char *policy, const char *dir, const char *name) {
+static ge_tensor *dumped(ge_test_net *n, ge_tensor *x, const char *policy, const char *dir, const char *name) {
   ge_option kv[] = {{"ge.exec.layout", policy}, {"ge.exec.enableDump", "1"}, {"ge.exec.dumpPath", dir},
                     {"ge.intraOpThreads", "1"}};
   ge_session *s = NULL;
@@ -274,7 +235,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 
 static void test_dump_plain(void **unused) {
   (void)unused;
-  net n;
+  ge_test_net n;
   build(&n, 16, 32);
   int64_t xd[] = {1, 3, 19, 19};
   ge_tensor *x = rand_t(xd, 4, 1.f);
@@ -297,7 +258,7 @@ static void test_dump_plain(void **unused) {
   }
   nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
   ge_tensor_free(x);
-  free_net(&n);
+  ge_test_net_free(&n);
 }
 
 static void test_option(void **unused) {
@@ -312,16 +273,6 @@ static void test_option(void **unused) {
   assert_int_equal(o.layout_policy, GE_LAYOUT_POLICY_BLOCKED);
 }
 
-static int setup(void **unused) {
-  (void)unused;
-  return ge_initialize(NULL, 0) == GE_OK ? 0 : -1;
-}
-static int teardown(void **unused) {
-  (void)unused;
-  ge_finalize();
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_convert),
@@ -330,5 +281,5 @@ int main(void) {
       cmocka_unit_test(test_dump_plain),
       cmocka_unit_test(test_option),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, ge_test_setup_engine, ge_test_teardown_engine);
 }

@@ -13,39 +13,17 @@
 
 #include "backend/kernel.h"
 #include "helpers/ops_harness.h"
+#include "helpers/test_common.h"
 #include "ir/ir.h"
 #include "ops/op.h"
 
 /* ------------------------------------------------------------------ helpers */
 
 static uint64_t rng = 0x1234567887654321ull;
-static float frand(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (float)((rng >> 40) / (double)(1 << 24)) * 2.0f - 1.0f;
-}
-static int64_t irand(int64_t lo, int64_t hi) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return lo + (int64_t)(rng % (uint64_t)(hi - lo + 1));
-}
+static float frand(void) { return ge_test_rand_unit(&rng); }
+static int64_t irand(int64_t lo, int64_t hi) { return lo + (int64_t)(ge_test_rand_u64(&rng) % (uint64_t)(hi - lo + 1)); }
 
-static size_t numel(const int64_t *d, size_t r) {
-  size_t n = 1;
-  for (size_t i = 0; i < r; i++) n *= (size_t)d[i];
-  return n;
-}
-
-static ge_tensor *rand_f32(const int64_t *d, size_t r) {
-  size_t n = numel(d, r);
-  float *v = malloc((n + 1) * sizeof(float));
-  for (size_t i = 0; i < n; i++) v[i] = frand();
-  ge_tensor *t = ge_test_tensor_f32(d, r, v);
-  free(v);
-  return t;
-}
+static ge_tensor *rand_f32(const int64_t *d, size_t r) { return ge_test_rand_f32(&rng, d, r, 1.f); }
 
 static const float *F(const ge_tensor *t) { return (const float *)t->data; }
 
@@ -143,7 +121,7 @@ static void test_gemm_int_and_f16(void **state) {
 /* ------------------------------------------------------------------ MatMul */
 
 static void matmul_case(const int64_t *da, size_t ra, const int64_t *db, size_t rb, ge_dtype dt) {
-  size_t na = numel(da, ra), nb = numel(db, rb);
+  size_t na = ge_test_numel(da, ra), nb = ge_test_numel(db, rb);
   float *va = malloc((na + 1) * sizeof(float)), *vb = malloc((nb + 1) * sizeof(float));
   int64_t lo = dt == GE_U8 ? 0 : -5;
   for (size_t i = 0; i < na; i++) va[i] = dt == GE_F32 ? frand() : (float)irand(lo, 5);
@@ -1046,7 +1024,7 @@ static void test_conv_threads_direct(void **state) {
 /* ------------------------------------------------------------------ float64 keeps its precision */
 
 static ge_tensor *rand_f64(const int64_t *d, size_t r) {
-  size_t n = numel(d, r);
+  size_t n = ge_test_numel(d, r);
   double *v = malloc((n + 1) * sizeof(double));
   for (size_t i = 0; i < n; i++) v[i] = (double)frand() + 1e-9 * frand();
   ge_tensor *t = ge_test_tensor_f64(d, r, v);

@@ -14,25 +14,15 @@
 
 #include "backend/kernel.h"
 #include "helpers/ops_harness.h"
+#include "helpers/test_common.h"
 #include "ir/ir.h"
 #include "ops/op.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static float frand(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (float)((rng >> 40) / (double)(1 << 24)) * 2.0f - 1.0f;
-}
-
-static size_t numel(const int64_t *d, size_t r) {
-  size_t n = 1;
-  for (size_t i = 0; i < r; i++) n *= (size_t)d[i];
-  return n;
-}
+static float frand(void) { return ge_test_rand_unit(&rng); }
 
 static ge_tensor *rand_f32(const int64_t *d, size_t r, float *copy) {
-  size_t n = numel(d, r);
+  size_t n = ge_test_numel(d, r);
   float *v = malloc((n + 1) * sizeof(float));
   for (size_t i = 0; i < n; i++) v[i] = frand();
   if (copy) memcpy(copy, v, n * sizeof(float));

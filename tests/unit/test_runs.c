@@ -317,6 +317,15 @@ static void *conc_main(void *arg) {
   return NULL;
 }
 
+/* The allocations of the process during `reps` runs of s from x into y. */
+static long allocs_in_runs(ge_session *s, ge_tensor *x, ge_tensor *y, int reps) {
+  atomic_store(&n_allocs, 0);
+  atomic_store(&counting, 1);
+  for (int rep = 0; rep < reps; rep++) assert_int_equal(ge_session_run_graph_into(s, 1, &x, 1, &y, 1), GE_OK);
+  atomic_store(&counting, 0);
+  return atomic_load(&n_allocs);
+}
+
 /* Element-wise kernels, on one thread and on two (a tensor big enough to be split: the
    threads come from the runtime's team, none is created per run). */
 static void check_no_alloc(int64_t rows, int64_t cols, const char *threads) {
@@ -328,11 +337,8 @@ static void check_no_alloc(int64_t rows, int64_t cols, const char *threads) {
   assert_int_equal(ge_tensor_create(GE_F32, xd, 2, &y), GE_OK);
   assert_int_equal(ge_session_run_graph_into(s, 1, &x, 1, &y, 1), GE_OK); /* first run: compiles, makes a workspace */
   assert_int_equal(ge_session_run_graph_into(s, 1, &x, 1, &y, 1), GE_OK);
-  atomic_store(&n_allocs, 0);
-  atomic_store(&counting, 1);
-  for (int rep = 0; rep < 10; rep++) assert_int_equal(ge_session_run_graph_into(s, 1, &x, 1, &y, 1), GE_OK);
-  atomic_store(&counting, 0);
-  if (COUNT_ALLOCS) assert_int_equal(atomic_load(&n_allocs), 0);
+  long allocs = allocs_in_runs(s, x, y, 10);
+  if (COUNT_ALLOCS) assert_int_equal(allocs, 0);
   const float *xp = ge_tensor_data(x), *yp = ge_tensor_data(y);
   for (size_t i = 0; i < n; i++) assert_float_equal(yp[i], chain_ref(xp[i]), 1e-6);
   ge_tensor_free(x);
@@ -350,11 +356,8 @@ static void test_runs_allocate_nothing(void **unused) {
   ge_tensor *x = tensor_f32(xd, 2, -1.f, 0.02f), *y = NULL;
   assert_int_equal(ge_tensor_create(GE_F32, xd, 2, &y), GE_OK);
   assert_int_equal(ge_session_run_graph_into(s, 1, &x, 1, &y, 1), GE_OK); /* first run: compiles, makes a workspace */
-  atomic_store(&n_allocs, 0);
-  atomic_store(&counting, 1);
-  for (int rep = 0; rep < 10; rep++) assert_int_equal(ge_session_run_graph_into(s, 1, &x, 1, &y, 1), GE_OK);
-  atomic_store(&counting, 0);
-  if (COUNT_ALLOCS) assert_int_equal(atomic_load(&n_allocs), 0);
+  long allocs = allocs_in_runs(s, x, y, 10);
+  if (COUNT_ALLOCS) assert_int_equal(allocs, 0);
   const float *xp = ge_tensor_data(x), *yp = ge_tensor_data(y);
   for (size_t i = 0; i < 16 * 64; i++) assert_float_equal(yp[i], chain_ref(xp[i]), 1e-6);
 
@@ -385,11 +388,7 @@ static void test_dnnl_runs_allocate_nothing(void **unused) {
   assert_int_equal(ge_tensor_create(GE_F32, xd, 4, &y), GE_OK);
   assert_int_equal(ge_session_run_graph(s, 1, &x, 1, &ref, 1), GE_OK);
   assert_int_equal(ge_session_run_graph_into(s, 1, &x, 1, &y, 1), GE_OK);
-  atomic_store(&n_allocs, 0);
-  atomic_store(&counting, 1);
-  for (int rep = 0; rep < 10; rep++) assert_int_equal(ge_session_run_graph_into(s, 1, &x, 1, &y, 1), GE_OK);
-  atomic_store(&counting, 0);
-  print_message("allocations in 10 oneDNN runs: %ld\n", atomic_load(&n_allocs));
+  print_message("allocations in 10 oneDNN runs: %ld\n", allocs_in_runs(s, x, y, 10));
   const float *a = ge_tensor_data(ref), *b = ge_tensor_data(y);
   for (size_t i = 0; i < ge_tensor_numel(y); i++) assert_float_equal(a[i], b[i], 0);
   ge_tensor_free(x);

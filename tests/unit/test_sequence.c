@@ -10,40 +10,9 @@
 #include <cmocka.h>
 
 #include "helpers/ops_harness.h"
+#include "helpers/test_common.h"
 
 #define N_(a) (sizeof(a) / sizeof((a)[0]))
-
-#define OK(x)                                                         \
-  do {                                                                \
-    ge_status st_ = (x);                                              \
-    if (st_ != GE_OK) fail_msg("%s: %s", #x, ge_last_error());        \
-  } while (0)
-
-static int setup(void **state) {
-  (void)state;
-  return ge_initialize(NULL, 0) == GE_OK ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  ge_finalize();
-  return 0;
-}
-
-static void node(ge_graph *g, const char *op, const char *name, const char *const *in, size_t n_in,
-                 const char *const *out, size_t n_out, const ge_attr *attrs, size_t n_attrs) {
-  OK(ge_graph_add_node(g, op, name, in, n_in, out, n_out, attrs, n_attrs));
-}
-
-static ge_status run_graph(ge_graph *g, ge_tensor *const *in, size_t n_in, ge_tensor **out, size_t n_out) {
-  ge_session *s = NULL;
-  OK(ge_session_create(NULL, 0, &s));
-  ge_status st = ge_session_add_graph(s, 1, g);
-  ge_graph_free(g);
-  if (st == GE_OK) st = ge_session_run_graph(s, 1, in, n_in, out, n_out);
-  ge_session_free(s);
-  return st;
-}
 
 /* Declares input `name` as a sequence (or optional) of dtype dt. */
 static void set_kind(ge_graph *g, const char *name, ge_type_kind kind, bool elem_is_seq) {
@@ -60,11 +29,11 @@ static void test_value_api(void **state) {
   (void)state;
   int64_t d[] = {2};
   ge_tensor *seq = NULL, *a = ge_test_tensor_f32(d, 1, (float[]){1, 2});
-  OK(ge_sequence_create(GE_F32, &seq));
+  GE_TEST_OK(ge_sequence_create(GE_F32, &seq));
   assert_int_equal(ge_tensor_kind(seq), GE_KIND_SEQUENCE);
   assert_int_equal(ge_tensor_kind(a), GE_KIND_TENSOR);
-  OK(ge_sequence_append(seq, a));
-  OK(ge_sequence_append(seq, a));
+  GE_TEST_OK(ge_sequence_append(seq, a));
+  GE_TEST_OK(ge_sequence_append(seq, a));
   assert_int_equal(ge_sequence_length(seq), 2);
   ge_test_assert_close(ge_sequence_at(seq, 1), (float[]){1, 2}, 2, 0, 0);
   assert_null(ge_sequence_at(seq, 2));
@@ -72,13 +41,13 @@ static void test_value_api(void **state) {
   assert_int_equal(ge_sequence_append(seq, bad), GE_ERR_INVALID_ARGUMENT);
 
   ge_tensor *opt = NULL, *empty = NULL, *c = NULL;
-  OK(ge_optional_create(GE_F32, seq, &opt));
+  GE_TEST_OK(ge_optional_create(GE_F32, seq, &opt));
   assert_int_equal(ge_tensor_kind(opt), GE_KIND_OPTIONAL);
   assert_int_equal(ge_sequence_length(ge_optional_value(opt)), 2);
-  OK(ge_optional_create(GE_I64, NULL, &empty));
+  GE_TEST_OK(ge_optional_create(GE_I64, NULL, &empty));
   assert_null(ge_optional_value(empty));
   assert_int_equal(ge_value_elem_dtype(empty), GE_I64);
-  OK(ge_value_clone(opt, &c));
+  GE_TEST_OK(ge_value_clone(opt, &c));
   assert_int_equal(ge_sequence_length(ge_optional_value(c)), 2);
   ge_tensor_free(c);
   ge_tensor_free(opt);
@@ -96,28 +65,28 @@ static void test_value_api(void **state) {
 static void test_sequence_ops(void **state) {
   (void)state;
   ge_graph *g = NULL;
-  OK(ge_graph_create("g", &g));
+  GE_TEST_OK(ge_graph_create("g", &g));
   int64_t d32[] = {3, 2}, d12[] = {1, 2};
-  OK(ge_graph_add_input(g, "x", GE_F32, d32, 2));
-  OK(ge_graph_add_input(g, "t", GE_F32, d12, 2));
-  node(g, "SplitToSequence", "split", (const char *[]){"x"}, 1, (const char *[]){"s"}, 1, NULL, 0);
+  GE_TEST_OK(ge_graph_add_input(g, "x", GE_F32, d32, 2));
+  GE_TEST_OK(ge_graph_add_input(g, "t", GE_F32, d12, 2));
+  ge_test_add_node(g, "SplitToSequence", "split", (const char *[]){"x"}, 1, (const char *[]){"s"}, 1, NULL, 0);
   ge_tensor *zero = ge_test_tensor_i64(NULL, 0, (int64_t[]){0});
   ge_tensor *minus1 = ge_test_tensor_i64(NULL, 0, (int64_t[]){-1});
-  OK(ge_graph_add_constant(g, "zero", zero));
-  OK(ge_graph_add_constant(g, "minus1", minus1));
-  node(g, "SequenceInsert", "ins", (const char *[]){"s", "t", "zero"}, 3, (const char *[]){"s2"}, 1, NULL, 0);
-  node(g, "SequenceErase", "erase", (const char *[]){"s2"}, 1, (const char *[]){"s3"}, 1, NULL, 0);
-  node(g, "SequenceLength", "len", (const char *[]){"s3"}, 1, (const char *[]){"n"}, 1, NULL, 0);
-  node(g, "SequenceAt", "at", (const char *[]){"s3", "minus1"}, 2, (const char *[]){"last"}, 1, NULL, 0);
-  node(g, "ConcatFromSequence", "cat", (const char *[]){"s3"}, 1, (const char *[]){"c"}, 1, NULL, 0);
+  GE_TEST_OK(ge_graph_add_constant(g, "zero", zero));
+  GE_TEST_OK(ge_graph_add_constant(g, "minus1", minus1));
+  ge_test_add_node(g, "SequenceInsert", "ins", (const char *[]){"s", "t", "zero"}, 3, (const char *[]){"s2"}, 1, NULL, 0);
+  ge_test_add_node(g, "SequenceErase", "erase", (const char *[]){"s2"}, 1, (const char *[]){"s3"}, 1, NULL, 0);
+  ge_test_add_node(g, "SequenceLength", "len", (const char *[]){"s3"}, 1, (const char *[]){"n"}, 1, NULL, 0);
+  ge_test_add_node(g, "SequenceAt", "at", (const char *[]){"s3", "minus1"}, 2, (const char *[]){"last"}, 1, NULL, 0);
+  ge_test_add_node(g, "ConcatFromSequence", "cat", (const char *[]){"s3"}, 1, (const char *[]){"c"}, 1, NULL, 0);
   ge_attr na[] = {GE_ATTR_INT("axis", -1), GE_ATTR_INT("new_axis", 1)};
-  node(g, "ConcatFromSequence", "stack", (const char *[]){"s3"}, 1, (const char *[]){"st"}, 1, na, 2);
+  ge_test_add_node(g, "ConcatFromSequence", "stack", (const char *[]){"s3"}, 1, (const char *[]){"st"}, 1, na, 2);
   const char *outs[] = {"s3", "n", "last", "c", "st"};
-  for (size_t i = 0; i < N_(outs); i++) OK(ge_graph_add_output(g, outs[i]));
+  for (size_t i = 0; i < N_(outs); i++) GE_TEST_OK(ge_graph_add_output(g, outs[i]));
   ge_tensor *x = ge_test_tensor_f32(d32, 2, (float[]){1, 2, 3, 4, 5, 6});
   ge_tensor *t = ge_test_tensor_f32(d12, 2, (float[]){9, 9});
   ge_tensor *in[] = {x, t}, *out[5] = {0};
-  OK(run_graph(g, in, 2, out, 5));
+  GE_TEST_OK(ge_test_run_graph(g, in, 2, out, 5));
   assert_int_equal(ge_tensor_kind(out[0]), GE_KIND_SEQUENCE);
   assert_int_equal(ge_sequence_length(out[0]), 3);
   ge_test_assert_close(ge_sequence_at(out[0], 0), (float[]){9, 9}, 2, 0, 0);
@@ -139,30 +108,30 @@ static void test_sequence_ops(void **state) {
 static void test_sequence_input_map(void **state) {
   (void)state;
   ge_graph *body = NULL, *g = NULL;
-  OK(ge_graph_create("body", &body));
-  OK(ge_graph_add_input(body, "e", GE_F32, (int64_t[]){-1}, 1));
-  node(body, "Add", "add", (const char *[]){"e", "k"}, 2, (const char *[]){"r"}, 1, NULL, 0);
-  OK(ge_graph_add_output(body, "r"));
-  OK(ge_graph_create("g", &g));
-  OK(ge_graph_add_input(g, "s", GE_F32, NULL, 0));
-  OK(ge_graph_add_input(g, "k", GE_F32, NULL, 0));
+  GE_TEST_OK(ge_graph_create("body", &body));
+  GE_TEST_OK(ge_graph_add_input(body, "e", GE_F32, (int64_t[]){-1}, 1));
+  ge_test_add_node(body, "Add", "add", (const char *[]){"e", "k"}, 2, (const char *[]){"r"}, 1, NULL, 0);
+  GE_TEST_OK(ge_graph_add_output(body, "r"));
+  GE_TEST_OK(ge_graph_create("g", &g));
+  GE_TEST_OK(ge_graph_add_input(g, "s", GE_F32, NULL, 0));
+  GE_TEST_OK(ge_graph_add_input(g, "k", GE_F32, NULL, 0));
   set_kind(g, "s", GE_TYPE_SEQUENCE, false);
-  node(g, "Identity", "id", (const char *[]){"s"}, 1, (const char *[]){"s_copy"}, 1, NULL, 0);
+  ge_test_add_node(g, "Identity", "id", (const char *[]){"s"}, 1, (const char *[]){"s_copy"}, 1, NULL, 0);
   ge_attr a = GE_ATTR_GRAPH("body", body);
-  node(g, "SequenceMap", "map", (const char *[]){"s"}, 1, (const char *[]){"m"}, 1, &a, 1);
-  OK(ge_graph_add_output(g, "s_copy"));
-  OK(ge_graph_add_output(g, "m"));
+  ge_test_add_node(g, "SequenceMap", "map", (const char *[]){"s"}, 1, (const char *[]){"m"}, 1, &a, 1);
+  GE_TEST_OK(ge_graph_add_output(g, "s_copy"));
+  GE_TEST_OK(ge_graph_add_output(g, "m"));
   ge_graph_free(body);
 
   ge_tensor *seq = NULL;
-  OK(ge_sequence_create(GE_F32, &seq));
+  GE_TEST_OK(ge_sequence_create(GE_F32, &seq));
   ge_tensor *a1 = ge_test_tensor_f32((int64_t[]){1}, 1, (float[]){1});
   ge_tensor *a3 = ge_test_tensor_f32((int64_t[]){3}, 1, (float[]){1, 2, 3});
-  OK(ge_sequence_append(seq, a1));
-  OK(ge_sequence_append(seq, a3));
+  GE_TEST_OK(ge_sequence_append(seq, a1));
+  GE_TEST_OK(ge_sequence_append(seq, a3));
   ge_tensor *k = ge_test_tensor_f32(NULL, 0, (float[]){10});
   ge_tensor *in[] = {seq, k}, *out[2] = {0};
-  OK(run_graph(g, in, 2, out, 2));
+  GE_TEST_OK(ge_test_run_graph(g, in, 2, out, 2));
   assert_int_equal(ge_sequence_length(out[0]), 2);
   ge_test_assert_close(ge_sequence_at(out[0], 1), (float[]){1, 2, 3}, 3, 0, 0);
   assert_int_equal(ge_sequence_length(out[1]), 2);
@@ -173,12 +142,12 @@ static void test_sequence_input_map(void **state) {
 
   /* a tensor where the graph takes a sequence: refused, naming the input */
   ge_tensor *in2[] = {a1, k};
-  OK(ge_graph_create("g2", &g));
-  OK(ge_graph_add_input(g, "s", GE_F32, NULL, 0));
+  GE_TEST_OK(ge_graph_create("g2", &g));
+  GE_TEST_OK(ge_graph_add_input(g, "s", GE_F32, NULL, 0));
   set_kind(g, "s", GE_TYPE_SEQUENCE, false);
-  node(g, "SequenceLength", "len", (const char *[]){"s"}, 1, (const char *[]){"n"}, 1, NULL, 0);
-  OK(ge_graph_add_output(g, "n"));
-  assert_int_equal(run_graph(g, in2, 1, out, 1), GE_ERR_INVALID_ARGUMENT);
+  ge_test_add_node(g, "SequenceLength", "len", (const char *[]){"s"}, 1, (const char *[]){"n"}, 1, NULL, 0);
+  GE_TEST_OK(ge_graph_add_output(g, "n"));
+  assert_int_equal(ge_test_run_graph(g, in2, 1, out, 1), GE_ERR_INVALID_ARGUMENT);
   assert_non_null(strstr(ge_last_error(), "'s'"));
   ge_tensor_free(seq);
   ge_tensor_free(a1);
@@ -190,21 +159,21 @@ static void test_sequence_input_map(void **state) {
 
 static ge_graph *optional_graph(void) {
   ge_graph *g = NULL;
-  OK(ge_graph_create("g", &g));
-  OK(ge_graph_add_input(g, "o", GE_F32, NULL, 0));
+  GE_TEST_OK(ge_graph_create("g", &g));
+  GE_TEST_OK(ge_graph_add_input(g, "o", GE_F32, NULL, 0));
   set_kind(g, "o", GE_TYPE_OPTIONAL, false);
-  node(g, "OptionalHasElement", "has", (const char *[]){"o"}, 1, (const char *[]){"h"}, 1, NULL, 0);
-  node(g, "Identity", "id", (const char *[]){"o"}, 1, (const char *[]){"o2"}, 1, NULL, 0);
-  OK(ge_graph_add_output(g, "h"));
-  OK(ge_graph_add_output(g, "o2"));
+  ge_test_add_node(g, "OptionalHasElement", "has", (const char *[]){"o"}, 1, (const char *[]){"h"}, 1, NULL, 0);
+  ge_test_add_node(g, "Identity", "id", (const char *[]){"o"}, 1, (const char *[]){"o2"}, 1, NULL, 0);
+  GE_TEST_OK(ge_graph_add_output(g, "h"));
+  GE_TEST_OK(ge_graph_add_output(g, "o2"));
   return g;
 }
 
 static void test_optionals(void **state) {
   (void)state;
   ge_tensor *empty = NULL, *out[2] = {0};
-  OK(ge_optional_create(GE_F32, NULL, &empty));
-  OK(run_graph(optional_graph(), &empty, 1, out, 2));
+  GE_TEST_OK(ge_optional_create(GE_F32, NULL, &empty));
+  GE_TEST_OK(ge_test_run_graph(optional_graph(), &empty, 1, out, 2));
   ge_test_assert_ints(out[0], (int64_t[]){0}, 1);
   assert_int_equal(ge_tensor_kind(out[1]), GE_KIND_OPTIONAL);
   assert_null(ge_optional_value(out[1]));
@@ -213,7 +182,7 @@ static void test_optionals(void **state) {
 
   /* a plain tensor fed to an optional input holds it */
   ge_tensor *x = ge_test_tensor_f32((int64_t[]){2}, 1, (float[]){4, 5});
-  OK(run_graph(optional_graph(), &x, 1, out, 2));
+  GE_TEST_OK(ge_test_run_graph(optional_graph(), &x, 1, out, 2));
   ge_test_assert_ints(out[0], (int64_t[]){1}, 1);
   ge_test_assert_close(ge_optional_value(out[1]), (float[]){4, 5}, 2, 0, 0);
   ge_tensor_free(out[0]);
@@ -221,21 +190,21 @@ static void test_optionals(void **state) {
 
   /* Optional(x) -> OptionalGetElement; OptionalGetElement of an empty optional fails */
   ge_graph *g = NULL;
-  OK(ge_graph_create("g", &g));
-  OK(ge_graph_add_input(g, "x", GE_F32, (int64_t[]){2}, 1));
-  node(g, "Optional", "opt", (const char *[]){"x"}, 1, (const char *[]){"o"}, 1, NULL, 0);
-  node(g, "OptionalGetElement", "get", (const char *[]){"o"}, 1, (const char *[]){"y"}, 1, NULL, 0);
-  OK(ge_graph_add_output(g, "y"));
-  OK(run_graph(g, &x, 1, out, 1));
+  GE_TEST_OK(ge_graph_create("g", &g));
+  GE_TEST_OK(ge_graph_add_input(g, "x", GE_F32, (int64_t[]){2}, 1));
+  ge_test_add_node(g, "Optional", "opt", (const char *[]){"x"}, 1, (const char *[]){"o"}, 1, NULL, 0);
+  ge_test_add_node(g, "OptionalGetElement", "get", (const char *[]){"o"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+  GE_TEST_OK(ge_graph_add_output(g, "y"));
+  GE_TEST_OK(ge_test_run_graph(g, &x, 1, out, 1));
   ge_test_assert_close(out[0], (float[]){4, 5}, 2, 0, 0);
   ge_tensor_free(out[0]);
 
-  OK(ge_graph_create("g", &g));
-  OK(ge_graph_add_input(g, "o", GE_F32, NULL, 0));
+  GE_TEST_OK(ge_graph_create("g", &g));
+  GE_TEST_OK(ge_graph_add_input(g, "o", GE_F32, NULL, 0));
   set_kind(g, "o", GE_TYPE_OPTIONAL, false);
-  node(g, "OptionalGetElement", "get", (const char *[]){"o"}, 1, (const char *[]){"y"}, 1, NULL, 0);
-  OK(ge_graph_add_output(g, "y"));
-  assert_int_equal(run_graph(g, &empty, 1, out, 1), GE_ERR_INVALID_ARGUMENT);
+  ge_test_add_node(g, "OptionalGetElement", "get", (const char *[]){"o"}, 1, (const char *[]){"y"}, 1, NULL, 0);
+  GE_TEST_OK(ge_graph_add_output(g, "y"));
+  assert_int_equal(ge_test_run_graph(g, &empty, 1, out, 1), GE_ERR_INVALID_ARGUMENT);
   assert_non_null(strstr(ge_last_error(), "empty"));
   assert_null(out[0]);
   ge_tensor_free(empty);
@@ -249,5 +218,5 @@ int main(void) {
       cmocka_unit_test(test_sequence_input_map),
       cmocka_unit_test(test_optionals),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, ge_test_setup_engine, ge_test_teardown_engine);
 }

@@ -11,6 +11,7 @@
 
 #include "compiler/program.h"
 #include "ge/ge.h"
+#include "helpers/test_common.h"
 
 /* y = Relu(x + b) with b a constant [4]; x [N, 4] with a dynamic N. */
 static ge_graph *make_graph(void) {
@@ -362,11 +363,6 @@ static void test_view_extends_lifetime(void **unused) {
   ge_graph_free(g);
 }
 
-static int setup(void **unused) {
-  (void)unused;
-  return ge_initialize(NULL, 0) == GE_OK ? 0 : -1;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lifecycle),
@@ -378,5 +374,5 @@ int main(void) {
       cmocka_unit_test(test_folding_and_lifetimes),
       cmocka_unit_test(test_view_extends_lifetime),
   };
-  return cmocka_run_group_tests(tests, setup, NULL);
+  return cmocka_run_group_tests(tests, ge_test_setup_engine, NULL);
 }

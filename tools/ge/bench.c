@@ -37,7 +37,7 @@ static void free_inputs(ge_tensor **ins, size_t n) {
   free(ins);
 }
 
-ge_tensor **ge_cli_make_inputs(const ge_graph *g, const ge_cli_args *a, size_t *n) {
+ge_tensor **ge_cli_make_inputs(const ge_graph *g, const ge_cli_args *a, bool note_random, size_t *n) {
   *n = ge_graph_num_inputs(g);
   ge_type *types = ge_cli_input_types(g, a, true);
   ge_tensor **ins = calloc(*n + 1, sizeof *ins);
@@ -81,6 +81,8 @@ ge_tensor **ge_cli_make_inputs(const ge_graph *g, const ge_cli_args *a, size_t *
       }
       st = ge_tensor_create(types[i].dtype, types[i].shape.dims, (size_t)types[i].shape.rank, &ins[i]);
       if (st == GE_OK) ge_cli_fill_random(ins[i], i + 1);
+      if (st == GE_OK && note_random)
+        fprintf(stderr, "ge: input '%s' not given: using seeded random values\n", name);
     }
     if (st != GE_OK) {
       ge_cli_error("input", st);
@@ -105,7 +107,7 @@ int ge_cli_bench(const ge_cli_args *a) {
   ge_graph *g = ge_cli_load(a);
   if (!g) return 1;
   n_out = ge_graph_num_outputs(g);
-  ins = ge_cli_make_inputs(g, a, &n_in);
+  ins = ge_cli_make_inputs(g, a, false, &n_in);
   outs = calloc(n_out + 1, sizeof *outs);
   times = calloc((size_t)iters, sizeof *times);
   if (!ins || !outs || !times) goto done;

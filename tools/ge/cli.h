@@ -45,9 +45,10 @@ int ge_cli_inspect(const ge_cli_args *a);
 int ge_cli_dot(const ge_cli_args *a);
 int ge_cli_profile(const ge_cli_args *a); /* profile.c: MODEL -o TRACE.json */
 int ge_cli_bench(const ge_cli_args *a);   /* bench.c: latency percentiles, throughput, peak RSS */
-/* bench.c: the model's inputs from --input files, others seeded random (run's convention).
-   Returns a malloc'd array of n ge_tensor* (caller frees), or NULL after printing an error. */
-ge_tensor **ge_cli_make_inputs(const ge_graph *g, const ge_cli_args *a, size_t *n);
+/* bench.c: the model's inputs from --input files, others seeded random (ge_cli_fill_random
+   with seed input index + 1; note_random: say so on stderr for each).  Returns a malloc'd
+   array of n ge_tensor* (caller frees), or NULL after printing an error. */
+ge_tensor **ge_cli_make_inputs(const ge_graph *g, const ge_cli_args *a, bool note_random, size_t *n);
 /* run.c: seeded values: floats uniform in [-1, 1), integers in [0, 10), booleans alternating. */
 void ge_cli_fill_random(ge_tensor *t, uint64_t seed);
 int ge_cli_compile(const ge_cli_args *a); /* compile.c: MODEL -o OUT.gem */

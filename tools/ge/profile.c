@@ -101,7 +101,7 @@ int ge_cli_profile(const ge_cli_args *a) {
   opts[a->n_options] = (ge_option){"ge.exec.profilingMode", "1"};
   opts[a->n_options + 1] = (ge_option){"ge.exec.profilingPath", trace};
   n_out = ge_graph_num_outputs(g);
-  ins = ge_cli_make_inputs(g, a, &n_in);
+  ins = ge_cli_make_inputs(g, a, false, &n_in);
   outs = calloc(n_out + 1, sizeof *outs);
   if (!ins || !outs) goto done;
   ge_status st = ge_initialize(NULL, 0);

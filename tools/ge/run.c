@@ -112,64 +112,15 @@ int ge_cli_run(const ge_cli_args *a) {
   int rc = 1;
   ge_session *s = NULL;
   ge_tensor **ins = NULL, **outs = NULL;
-  ge_type *types = NULL;
   double *times = NULL;
   size_t n_in = 0, n_out = 0;
   ge_graph *g = ge_cli_load(a);
   if (!g) return 1;
-  n_in = ge_graph_num_inputs(g);
   n_out = ge_graph_num_outputs(g);
-  types = ge_cli_input_types(g, a, true);
-  ins = calloc(n_in + 1, sizeof *ins);
+  ins = ge_cli_make_inputs(g, a, !a->quiet, &n_in);
   outs = calloc(n_out + 1, sizeof *outs);
   times = calloc((size_t)a->iters + 1, sizeof *times);
-  if (!types || !ins || !outs || !times) goto done;
-
-  for (size_t k = 0; k < a->n_inputs; k++) {
-    bool found = false;
-    for (size_t i = 0; i < n_in; i++) {
-      const char *name;
-      ge_dtype dt;
-      const int64_t *dims;
-      size_t rank;
-      ge_graph_input_info(g, i, &name, &dt, &dims, &rank);
-      if (!strcmp(name, a->inputs[k].key)) found = true;
-    }
-    if (!found) {
-      fprintf(stderr, "ge: --input names '%s', which is not an input of %s\n", a->inputs[k].key, a->model);
-      goto done;
-    }
-  }
-  for (size_t i = 0; i < n_in; i++) {
-    const char *name;
-    ge_dtype dt;
-    const int64_t *dims;
-    size_t rank;
-    ge_graph_input_info(g, i, &name, &dt, &dims, &rank);
-    const char *file = NULL;
-    for (size_t k = 0; k < a->n_inputs; k++)
-      if (!strcmp(a->inputs[k].key, name)) file = a->inputs[k].value;
-    ge_status st;
-    if (file) {
-      st = ge_npy_read(file, &ins[i]);
-      if (st != GE_OK) {
-        ge_cli_error("input", st);
-        goto done;
-      }
-    } else {
-      if (types[i].shape.rank < 0) {
-        fprintf(stderr, "ge: input '%s' has no known rank: give it with --input or --input-shape\n", name);
-        goto done;
-      }
-      st = ge_tensor_create(types[i].dtype, types[i].shape.dims, (size_t)types[i].shape.rank, &ins[i]);
-      if (st != GE_OK) {
-        ge_cli_error("input", st);
-        goto done;
-      }
-      ge_cli_fill_random(ins[i], i + 1);
-      if (!a->quiet) fprintf(stderr, "ge: input '%s' not given: using seeded random values\n", name);
-    }
-  }
+  if (!ins || !outs || !times) goto done;
 
   ge_status st = ge_initialize(NULL, 0);
   if (st == GE_OK) st = ge_session_create(a->options, a->n_options, &s);
@@ -237,7 +188,6 @@ done:
     for (size_t i = 0; i < n_in; i++) ge_tensor_free(ins[i]);
   free(outs);
   free(ins);
-  free(types);
   free(times);
   ge_session_free(s);
   ge_graph_free(g);

@@ -180,11 +180,24 @@ static void raw_release(void *data, void *ctx) {
 
 static const char *str_or_empty(const char *s) { return s ? s : ""; }
 
+/* A NUL-terminated copy of the n bytes at data; NULL when out of memory. */
+static char *dup_bytes(const void *data, size_t n) {
+  char *r = n == SIZE_MAX ? NULL : malloc(n + 1);
+  if (!r) return NULL;
+  if (n) memcpy(r, data, n);
+  r[n] = 0;
+  return r;
+}
+
 static char *dup_str(const char *s) {
   s = str_or_empty(s);
-  size_t n = strlen(s);
-  char *r = malloc(n + 1);
-  if (r) memcpy(r, s, n + 1);
+  return dup_bytes(s, strlen(s));
+}
+
+/* A copy of n elements of es bytes (at least one byte allocated); NULL when out of memory. */
+static void *dup_array(const void *src, size_t n, size_t es) {
+  void *r = malloc(n ? n * es : 1);
+  if (r && n) memcpy(r, src, n * es);
   return r;
 }
 
@@ -549,10 +562,8 @@ static ge_status imp_tensor(const imp *im, const GeOnnx__TensorProto *tp, const 
     case SRC_STR:
       for (size_t i = 0; i < numel && st == GE_OK; i++) {
         const ProtobufCBinaryData *b = &tp->string_data[i];
-        char *tmp = malloc(b->len + 1);
+        char *tmp = dup_bytes(b->data, b->len);
         if (!tmp) { st = oom(im); break; }
-        if (b->len) memcpy(tmp, b->data, b->len);
-        tmp[b->len] = 0;
         st = ge_tensor_set_string(t, i, tmp);
         free(tmp);
       }
@@ -802,30 +813,23 @@ static ge_status imp_attr(const imp *im, ge_graph *g, const GeOnnx__AttributePro
     case GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
       a->kind = GE_ATTR_KIND_STRING;
       size_t n = ap->has_s ? ap->s.len : 0;
-      if (n == SIZE_MAX || !(a->s = malloc(n + 1))) goto nomem;
-      if (n) memcpy(a->s, ap->s.data, n);
-      a->s[n] = 0;
+      if (!(a->s = dup_bytes(ap->s.data, n))) goto nomem;
       a->s_len = n;
       break;
     }
     case GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+    case GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR: {
+      bool sparse = type == GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR;
       a->kind = GE_ATTR_KIND_TENSOR;
-      if (!ap->t) {
-        st = ge_error(GE_ERR_PARSE, "%s: %s is a TENSOR without a tensor", im->label, what);
+      if (sparse ? !ap->sparse_tensor : !ap->t) {
+        st = ge_error(GE_ERR_PARSE, "%s: %s is a %s without a tensor", im->label, what,
+                      sparse ? "SPARSE_TENSOR" : "TENSOR");
         goto fail;
       }
-      st = imp_tensor(im, ap->t, an, &a->t);
+      st = sparse ? imp_sparse(im, ap->sparse_tensor, an, &a->t) : imp_tensor(im, ap->t, an, &a->t);
       if (st != GE_OK) goto fail;
       break;
-    case GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
-      a->kind = GE_ATTR_KIND_TENSOR;
-      if (!ap->sparse_tensor) {
-        st = ge_error(GE_ERR_PARSE, "%s: %s is a SPARSE_TENSOR without a tensor", im->label, what);
-        goto fail;
-      }
-      st = imp_sparse(im, ap->sparse_tensor, an, &a->t);
-      if (st != GE_OK) goto fail;
-      break;
+    }
     case GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
       a->kind = GE_ATTR_KIND_GRAPH;
       if (!ap->g) {
@@ -838,23 +842,18 @@ static ge_status imp_attr(const imp *im, ge_graph *g, const GeOnnx__AttributePro
     case GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
       a->kind = GE_ATTR_KIND_FLOATS;
       a->n = ap->n_floats;
-      if (!(a->floats = malloc(a->n ? a->n * sizeof(float) : 1))) goto nomem;
-      if (a->n) memcpy(a->floats, ap->floats, a->n * sizeof(float));
+      if (!(a->floats = dup_array(ap->floats, a->n, sizeof(float)))) goto nomem;
       break;
     case GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
       a->kind = GE_ATTR_KIND_INTS;
       a->n = ap->n_ints;
-      if (!(a->ints = malloc(a->n ? a->n * sizeof(int64_t) : 1))) goto nomem;
-      if (a->n) memcpy(a->ints, ap->ints, a->n * sizeof(int64_t));
+      if (!(a->ints = dup_array(ap->ints, a->n, sizeof(int64_t)))) goto nomem;
       break;
     case GE_ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
       a->kind = GE_ATTR_KIND_STRINGS;
       if (!(a->strings = calloc(ap->n_strings ? ap->n_strings : 1, sizeof(char *)))) goto nomem;
       for (size_t i = 0; i < ap->n_strings; i++) {
-        size_t n = ap->strings[i].len;
-        if (n == SIZE_MAX || !(a->strings[i] = malloc(n + 1))) goto nomem;
-        if (n) memcpy(a->strings[i], ap->strings[i].data, n);
-        a->strings[i][n] = 0;
+        if (!(a->strings[i] = dup_bytes(ap->strings[i].data, ap->strings[i].len))) goto nomem;
         a->n = i + 1;
       }
       break;

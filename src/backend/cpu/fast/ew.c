@@ -89,12 +89,13 @@ typedef enum {
 } un_kind;
 
 typedef struct un_state {
+  ge_fo_ref ref;
   un_kind op;
   float alpha, beta;
   bool clip_attr_lo, clip_attr_hi; /* Clip before opset 11 */
   float lo, hi;
-  ge_fo_ref ref;
 } un_state;
+GE_FO_REF_FIRST(un_state);
 
 static const struct {
   const char *name;
@@ -105,13 +106,6 @@ static const struct {
     {"Neg", UN_NEG},   {"Abs", UN_ABS},         {"Clip", UN_CLIP},       {"HardSigmoid", UN_HSIG},
     {"HardSwish", UN_HSWISH},
 };
-
-static void un_release(void *state) {
-  un_state *s = state;
-  if (!s) return;
-  ge_fo_ref_release(&s->ref);
-  free(s);
-}
 
 static ge_status un_prepare(const ge_prepare_ctx *p, void **state) {
   if (p->n_out != 1 || p->out[0].dtype != GE_F32 || ge_fo_in_dtype(p, 0) != GE_F32)
@@ -141,13 +135,7 @@ static ge_status un_prepare(const ge_prepare_ctx *p, void **state) {
     s->lo = ge_node_attr_float(n, "min", -INFINITY);
     s->hi = ge_node_attr_float(n, "max", INFINITY);
   }
-  ge_status st = ge_fo_ref_prepare(p, &s->ref); /* also validates the attributes */
-  if (st != GE_OK) {
-    free(s);
-    return st;
-  }
-  *state = s;
-  return GE_OK;
+  return ge_fo_prepare_finish(p, s, state); /* the reference also validates the attributes */
 }
 
 typedef struct un_job {
@@ -302,10 +290,6 @@ static inline uint16_t fo_f2bf(float f) {
 
 typedef enum { CV_F2H, CV_H2F, CV_F2BF, CV_BF2F, CV_H2BF, CV_BF2H, CV_COPY } cv_kind;
 
-typedef struct cast_state {
-  ge_fo_ref ref;
-} cast_state;
-
 typedef struct cast_job {
   cv_kind k;
   const void *x;
@@ -339,33 +323,18 @@ static void cast_chunk(void *arg, size_t begin, size_t end) {
 
 static bool cast_dt(ge_dtype d) { return d == GE_F32 || d == GE_F16 || d == GE_BF16; }
 
-static void cast_release(void *state) {
-  cast_state *s = state;
-  if (!s) return;
-  ge_fo_ref_release(&s->ref);
-  free(s);
-}
-
 static ge_status cast_prepare(const ge_prepare_ctx *p, void **state) {
   if (p->n_out != 1 || !cast_dt(p->out[0].dtype) || !cast_dt(ge_fo_in_dtype(p, 0)))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "fast Cast: float32, float16 and bfloat16 only");
-  cast_state *s = calloc(1, sizeof *s);
-  if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
-  ge_status st = ge_fo_ref_prepare(p, &s->ref);
-  if (st != GE_OK) {
-    free(s);
-    return st;
-  }
-  *state = s;
-  return GE_OK;
+  return ge_fo_prepare_ref_only(p, state);
 }
 
 static ge_status cast_run(const void *state, ge_kctx *ctx) {
-  const cast_state *s = state;
+  const ge_fo_ref *ref = state;
   const ge_tensor *X = ctx->in[0];
   ge_tensor *Y = ctx->out[0];
   if (!X || !Y || !cast_dt(X->dtype) || !cast_dt(Y->dtype) || X->numel != Y->numel)
-    return ge_fo_ref_run(&s->ref, ctx);
+    return ge_fo_ref_run(ref, ctx);
   cast_job j = {.x = X->data, .y = Y->data, .n = X->numel, .es = ge_dtype_size(X->dtype)};
   ge_dtype a = X->dtype, b = Y->dtype;
   if (a == b) j.k = CV_COPY;
@@ -440,16 +409,10 @@ static void bc_run(const ge_bcast *b, int threads, size_t min_per, void (*row)(v
 typedef enum { BI_ADD, BI_SUB, BI_MUL, BI_DIV, BI_MAX, BI_MIN, BI_POW } bi_kind;
 
 typedef struct bi_state {
-  bi_kind op;
   ge_fo_ref ref;
+  bi_kind op;
 } bi_state;
-
-static void bi_release(void *state) {
-  bi_state *s = state;
-  if (!s) return;
-  ge_fo_ref_release(&s->ref);
-  free(s);
-}
+GE_FO_REF_FIRST(bi_state);
 
 /* True when small broadcasts to big as a trailing block: after dropping small's leading 1s,
    its dims are big's last dims (transformer.c's test). */
@@ -502,13 +465,7 @@ static ge_status bi_prepare(const ge_prepare_ctx *p, void **state) {
   bi_state *s = calloc(1, sizeof *s);
   if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
   s->op = op;
-  ge_status st = ge_fo_ref_prepare(p, &s->ref);
-  if (st != GE_OK) {
-    free(s);
-    return st;
-  }
-  *state = s;
-  return GE_OK;
+  return ge_fo_prepare_finish(p, s, state);
 }
 
 typedef struct bi_job {
@@ -587,35 +544,12 @@ static ge_status bi_run(const void *state, ge_kctx *ctx) {
 
 /* ------------------------------------------------------------------ Where */
 
-typedef struct mv_state {
-  ge_fo_ref ref;
-} mv_state;
-
-static void mv_release(void *state) {
-  mv_state *s = state;
-  if (!s) return;
-  ge_fo_ref_release(&s->ref);
-  free(s);
-}
-
-static ge_status mv_prepare_common(const ge_prepare_ctx *p, void **state) {
-  mv_state *s = calloc(1, sizeof *s);
-  if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
-  ge_status st = ge_fo_ref_prepare(p, &s->ref);
-  if (st != GE_OK) {
-    free(s);
-    return st;
-  }
-  *state = s;
-  return GE_OK;
-}
-
 static ge_status where_prepare(const ge_prepare_ctx *p, void **state) {
   ge_dtype dt = ge_fo_in_dtype(p, 1);
   size_t es = ge_fo_movable(dt) ? ge_dtype_size(dt) : 0;
   if (p->n_in != 3 || ge_fo_in_dtype(p, 0) != GE_BOOL || (es != 1 && es != 2 && es != 4 && es != 8))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "fast Where: a bool condition and fixed-size values only");
-  return mv_prepare_common(p, state);
+  return ge_fo_prepare_ref_only(p, state);
 }
 
 typedef struct where_job {
@@ -657,18 +591,18 @@ static void where_row_impl(const where_job *j, size_t o, const ptrdiff_t *off, s
 static void where_row(void *arg, size_t o, const ptrdiff_t *off, size_t n) { where_row_impl(arg, o, off, n); }
 
 static ge_status where_run(const void *state, ge_kctx *ctx) {
-  const mv_state *s = state;
+  const ge_fo_ref *ref = state;
   const ge_tensor *C = ctx->in[0], *X = ctx->in[1], *Yv = ctx->in[2];
   ge_tensor *O = ctx->out[0];
   if (!C || !X || !Yv || !O || C->dtype != GE_BOOL || X->dtype != Yv->dtype || O->dtype != X->dtype ||
       !ge_fo_movable(X->dtype))
-    return ge_fo_ref_run(&s->ref, ctx);
+    return ge_fo_ref_run(ref, ctx);
   size_t es = ge_dtype_size(X->dtype);
   const ge_tensor *ins[3] = {C, X, Yv};
   ge_bcast bc;
   if ((es != 1 && es != 2 && es != 4 && es != 8) || ge_bcast_init(&bc, O->dims, O->rank, ins, 3) != GE_OK ||
       bc.numel != O->numel)
-    return ge_fo_ref_run(&s->ref, ctx);
+    return ge_fo_ref_run(ref, ctx);
   where_job j = {.c = C->data, .x = X->data, .y = Yv->data, .o = O->data, .es = es, .sc = bc.step[0],
                  .sx = bc.step[1], .sy = bc.step[2]};
   bc_run(&bc, ctx->threads, GE_FO_MIN_MOVE, where_row, &j);
@@ -680,7 +614,7 @@ static ge_status where_run(const void *state, ge_kctx *ctx) {
 static ge_status expand_prepare(const ge_prepare_ctx *p, void **state) {
   if (!ge_fo_movable(ge_fo_in_dtype(p, 0)))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "fast Expand: fixed-size dtypes only");
-  return mv_prepare_common(p, state);
+  return ge_fo_prepare_ref_only(p, state);
 }
 
 typedef struct expand_job {
@@ -718,15 +652,15 @@ static void expand_row(void *arg, size_t o, const ptrdiff_t *off, size_t n) {
 }
 
 static ge_status expand_run(const void *state, ge_kctx *ctx) {
-  const mv_state *s = state;
+  const ge_fo_ref *ref = state;
   const ge_tensor *X = ctx->in[0];
   ge_tensor *Y = ctx->out[0];
   if (!X || !Y || X->dtype != Y->dtype || !ge_fo_movable(X->dtype) || X->rank > Y->rank)
-    return ge_fo_ref_run(&s->ref, ctx);
+    return ge_fo_ref_run(ref, ctx);
   const ge_tensor *ins[1] = {X};
   ge_bcast bc;
   if (ge_bcast_init(&bc, Y->dims, Y->rank, ins, 1) != GE_OK || bc.numel != Y->numel)
-    return ge_fo_ref_run(&s->ref, ctx); /* it reports the bad shape */
+    return ge_fo_ref_run(ref, ctx); /* it reports the bad shape */
   expand_job j = {.x = X->data, .y = Y->data, .es = ge_dtype_size(X->dtype), .sx = bc.step[0]};
   bc_run(&bc, ctx->threads, GE_FO_MIN_MOVE, expand_row, &j);
   return GE_OK;
@@ -734,28 +668,28 @@ static ge_status expand_run(const void *state, ge_kctx *ctx) {
 
 /* ------------------------------------------------------------------ tables */
 
-#define UN(name) {"", name, 1, 0, {un_prepare, un_run, un_release, false, true, 1}}
+#define UN(name) {"", name, 1, 0, {un_prepare, un_run, ge_fo_state_release, false, true, 1}}
 
 /* Tried before transformer.c's (registry.c): declines what transformer.c fast-paths. */
 const ge_kernel_def ge_fast_kernels_ew_bcast[] = {
-    {"", "Add", 7, 0, {bi_prepare, bi_run, bi_release, false, true, 3}},
-    {"", "Sub", 7, 0, {bi_prepare, bi_run, bi_release, false, true, 3}},
-    {"", "Mul", 7, 0, {bi_prepare, bi_run, bi_release, false, true, 3}},
-    {"", "Div", 7, 0, {bi_prepare, bi_run, bi_release, false, true, 3}},
+    {"", "Add", 7, 0, {bi_prepare, bi_run, ge_fo_state_release, false, true, 3}},
+    {"", "Sub", 7, 0, {bi_prepare, bi_run, ge_fo_state_release, false, true, 3}},
+    {"", "Mul", 7, 0, {bi_prepare, bi_run, ge_fo_state_release, false, true, 3}},
+    {"", "Div", 7, 0, {bi_prepare, bi_run, ge_fo_state_release, false, true, 3}},
     {0},
 };
 
 const ge_kernel_def ge_fast_kernels_ew[] = {
     UN("Relu"), UN("LeakyRelu"), UN("Sigmoid"), UN("Tanh"), UN("Exp"), UN("Erf"), UN("Sqrt"), UN("Neg"),
     UN("Abs"), UN("HardSigmoid"), UN("HardSwish"),
-    {"", "Gelu", 20, 0, {un_prepare, un_run, un_release, false, true, 1}},
-    {"", "Clip", 6, 0, {un_prepare, un_run, un_release, false, true, 1}},
-    {"", "Max", 8, 0, {bi_prepare, bi_run, bi_release, false, true, 3}},
-    {"", "Min", 8, 0, {bi_prepare, bi_run, bi_release, false, true, 3}},
-    {"", "Pow", 7, 0, {bi_prepare, bi_run, bi_release, false, true, 3}},
-    {"", "Cast", 6, 0, {cast_prepare, cast_run, cast_release, false, true}},
-    {"", "CastLike", 15, 0, {cast_prepare, cast_run, cast_release, false, true}},
-    {"", "Where", 9, 0, {where_prepare, where_run, mv_release, false, true}},
-    {"", "Expand", 8, 0, {expand_prepare, expand_run, mv_release, false, true}},
+    {"", "Gelu", 20, 0, {un_prepare, un_run, ge_fo_state_release, false, true, 1}},
+    {"", "Clip", 6, 0, {un_prepare, un_run, ge_fo_state_release, false, true, 1}},
+    {"", "Max", 8, 0, {bi_prepare, bi_run, ge_fo_state_release, false, true, 3}},
+    {"", "Min", 8, 0, {bi_prepare, bi_run, ge_fo_state_release, false, true, 3}},
+    {"", "Pow", 7, 0, {bi_prepare, bi_run, ge_fo_state_release, false, true, 3}},
+    {"", "Cast", 6, 0, {cast_prepare, cast_run, ge_fo_state_release, false, true}},
+    {"", "CastLike", 15, 0, {cast_prepare, cast_run, ge_fo_state_release, false, true}},
+    {"", "Where", 9, 0, {where_prepare, where_run, ge_fo_state_release, false, true}},
+    {"", "Expand", 8, 0, {expand_prepare, expand_run, ge_fo_state_release, false, true}},
     {0},
 };

@@ -27,6 +27,28 @@ void ge_fo_ref_release(ge_fo_ref *r) {
   r->state = NULL;
 }
 
+ge_status ge_fo_prepare_finish(const ge_prepare_ctx *p, void *s, void **state) {
+  ge_status st = ge_fo_ref_prepare(p, (ge_fo_ref *)s);
+  if (st != GE_OK) {
+    free(s);
+    return st;
+  }
+  *state = s;
+  return GE_OK;
+}
+
+void ge_fo_state_release(void *state) {
+  if (!state) return;
+  ge_fo_ref_release((ge_fo_ref *)state);
+  free(state);
+}
+
+ge_status ge_fo_prepare_ref_only(const ge_prepare_ctx *p, void **state) {
+  ge_fo_ref *s = calloc(1, sizeof *s);
+  if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  return ge_fo_prepare_finish(p, s, state);
+}
+
 void ge_fo_gather_strided(void *dst, const void *src, ptrdiff_t ss, size_t n, size_t es) {
   switch (es) {
 #define GS(T)                                                            \

@@ -44,6 +44,17 @@ typedef struct ge_fo_ref {
 /* Finds and prepares the reference kernel of p->node; its prepare's status on failure. */
 ge_status ge_fo_ref_prepare(const ge_prepare_ctx *p, ge_fo_ref *r);
 void ge_fo_ref_release(ge_fo_ref *r);
+
+/* The state of each kernel here begins with its ge_fo_ref (a static assert next to each
+   struct says so), so one prepare tail and one release serve them all. */
+#define GE_FO_REF_FIRST(T) _Static_assert(offsetof(T, ref) == 0, #T ": the ge_fo_ref comes first")
+/* The end of a prepare: prepares the reference kernel into the state s (from calloc, a
+   ge_fo_ref first) and hands s over as *state; on failure frees s and returns the status. */
+ge_status ge_fo_prepare_finish(const ge_prepare_ctx *p, void *s, void **state);
+/* The release of such a state (NULL is fine). */
+void ge_fo_state_release(void *state);
+/* A state that is only the reference kernel (kernels with nothing else to keep). */
+ge_status ge_fo_prepare_ref_only(const ge_prepare_ctx *p, void **state);
 #ifdef GE_FO_TRACE /* a test build that reports every hand-over */
 #include <stdio.h>
 #define GE_FO_TRACE_REF(c) fprintf(stderr, "fast: %s handed to the reference kernel\n", (c)->node->op_type)
@@ -69,9 +80,9 @@ static inline bool ge_fo_movable(ge_dtype dt) {
   return dt < GE_DTYPE_COUNT && dt != GE_STRING && ge_dtype_size(dt) > 0;
 }
 
-/* fast/resize.c: Resize, listed in ge_fast_kernels_reduce (the family of the reference) */
+/* fast/resize.c: Resize, listed in ge_fast_kernels_reduce (the family of the reference);
+   its release is ge_fo_state_release */
 ge_status ge_fo_resize_prepare(const ge_prepare_ctx *p, void **state);
 ge_status ge_fo_resize_run(const void *state, ge_kctx *ctx);
-void ge_fo_resize_release(void *state);
 
 #endif

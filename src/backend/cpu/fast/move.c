@@ -21,22 +21,17 @@
 #include "backend/cpu/fast/fast_math.h"
 #include "backend/cpu/fast/fast_ops.h"
 #include "backend/cpu/threadpool.h"
+#include "ops/slice_axis.h"
 
 #define MV_TILE 32
 
 typedef struct mvk_state {
+  ge_fo_ref ref;
   int64_t axis;
   size_t n_perm;
   int64_t perm[GE_MAX_RANK];
-  ge_fo_ref ref;
 } mvk_state;
-
-static void mvk_release(void *state) {
-  mvk_state *s = state;
-  if (!s) return;
-  ge_fo_ref_release(&s->ref);
-  free(s);
-}
+GE_FO_REF_FIRST(mvk_state);
 
 static ge_status mvk_prepare(const ge_prepare_ctx *p, void **state) {
   ge_dtype dt = ge_fo_in_dtype(p, 0);
@@ -53,13 +48,7 @@ static ge_status mvk_prepare(const ge_prepare_ctx *p, void **state) {
     s->n_perm = n;
     memcpy(s->perm, perm, n * sizeof *perm);
   }
-  ge_status st = ge_fo_ref_prepare(p, &s->ref);
-  if (st != GE_OK) {
-    free(s);
-    return st;
-  }
-  *state = s;
-  return GE_OK;
+  return ge_fo_prepare_finish(p, s, state);
 }
 
 /* ------------------------------------------------------------------ Transpose */
@@ -120,6 +109,31 @@ static void tr_runs(void *arg, size_t begin, size_t end) {
   }
 }
 
+/* The tiles [begin, end) of the tiled case in order: each step moves the odometer over the
+   other output positions when a new row of tiles starts, and gives the tile's span [i0, ie)
+   along od[q]. */
+typedef struct tr_tile_it {
+  tr_odo o;
+  size_t u, begin, end, i0, ie;
+} tr_tile_it;
+
+__attribute__((always_inline)) static inline void tr_tile_first(const tr_job *j, tr_tile_it *t, size_t begin,
+                                                               size_t end) {
+  tr_odo_seek(j, &t->o, begin / j->itiles, j->m - 1, j->q);
+  t->u = t->begin = begin;
+  t->end = end;
+}
+
+__attribute__((always_inline)) static inline bool tr_tile_next(const tr_job *j, tr_tile_it *t) {
+  if (t->u >= t->end) return false;
+  size_t it = t->u % j->itiles;
+  if (it == 0 && t->u != t->begin) tr_odo_next(j, &t->o, j->m - 1, j->q);
+  t->i0 = it * MV_TILE;
+  t->ie = t->i0 + MV_TILE < j->od[j->q] ? t->i0 + MV_TILE : j->od[j->q];
+  t->u++;
+  return true;
+}
+
 #define TR_TILE(T)                                                                      \
   do {                                                                                  \
     const T *src = (const T *)(const void *)j->x + so;                                  \
@@ -134,21 +148,16 @@ static void tr_runs(void *arg, size_t begin, size_t end) {
     }                                                                                   \
   } while (0)
 
-/* scalar on purpose (2-, 1- and 8-byte elements; 4-byte ones take tr_tiles_avx where AVX
+/* scalar on purpose (1- and 2-byte elements; 4- and 8-byte ones take tr_tiles_avx_es where AVX
    is there): vectorised, the strided reads become gathers, slower than plain loads */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("no-tree-vectorize")))
 #endif
 static void tr_tiles_impl(const tr_job *j, size_t begin, size_t end) {
-  int last = j->m - 1;
-  size_t nj = j->od[last], sj = j->ss[last], osq = j->os[j->q];
-  tr_odo o;
-  tr_odo_seek(j, &o, begin / j->itiles, last, j->q);
-  for (size_t u = begin; u < end; u++) {
-    size_t it = u % j->itiles;
-    if (it == 0 && u != begin) tr_odo_next(j, &o, last, j->q);
-    size_t so = o.so, d = o.d;
-    size_t i0 = it * MV_TILE, ie = i0 + MV_TILE < j->od[j->q] ? i0 + MV_TILE : j->od[j->q];
+  size_t nj = j->od[j->m - 1], sj = j->ss[j->m - 1], osq = j->os[j->q];
+  tr_tile_it t;
+  for (tr_tile_first(j, &t, begin, end); tr_tile_next(j, &t);) {
+    size_t so = t.o.so, d = t.o.d, i0 = t.i0, ie = t.ie;
     switch (j->es) {
       case 1: TR_TILE(uint8_t); break;
       case 2: TR_TILE(uint16_t); break;
@@ -184,30 +193,6 @@ __attribute__((target("avx"))) static inline void tr_block8(const float *src, si
   _mm256_storeu_ps(dst + 7 * osq, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
-/* The tiled case for 4-byte elements with AVX: 8 x 8 blocks in registers, scalar edges. */
-__attribute__((target("avx"))) static void tr_tiles_avx(const tr_job *j, size_t begin, size_t end) {
-  int last = j->m - 1;
-  size_t nj = j->od[last], sj = j->ss[last], osq = j->os[j->q];
-  tr_odo o;
-  tr_odo_seek(j, &o, begin / j->itiles, last, j->q);
-  for (size_t u = begin; u < end; u++) {
-    size_t it = u % j->itiles;
-    if (it == 0 && u != begin) tr_odo_next(j, &o, last, j->q);
-    const float *src = (const float *)(const void *)j->x + o.so;
-    float *dst = (float *)(void *)j->y + o.d;
-    size_t i0 = it * MV_TILE, ie = i0 + MV_TILE < j->od[j->q] ? i0 + MV_TILE : j->od[j->q];
-    size_t i = i0;
-    for (; i + 8 <= ie; i += 8) {
-      size_t jj = 0;
-      for (; jj + 8 <= nj; jj += 8) tr_block8(src + jj * sj + i, sj, dst + i * osq + jj, osq);
-      for (size_t ii = i; ii < i + 8; ii++)
-        for (size_t k = jj; k < nj; k++) dst[ii * osq + k] = src[k * sj + ii];
-    }
-    for (; i < ie; i++)
-      for (size_t k = 0; k < nj; k++) dst[i * osq + k] = src[k * sj + i];
-  }
-}
-
 /* One 4 x 4 block of 8-byte elements (moved as bit patterns: shuffles do not touch them). */
 __attribute__((target("avx"))) static inline void tr_block4(const double *src, size_t sj, double *dst, size_t osq) {
   __m256d r0 = _mm256_loadu_pd(src), r1 = _mm256_loadu_pd(src + sj), r2 = _mm256_loadu_pd(src + 2 * sj),
@@ -220,30 +205,52 @@ __attribute__((target("avx"))) static inline void tr_block4(const double *src, s
   _mm256_storeu_pd(dst + 3 * osq, _mm256_permute2f128_pd(t1, t3, 0x31));
 }
 
-/* The tiled case for 8-byte elements with AVX: 4 x 4 blocks, scalar edges. */
-__attribute__((target("avx"))) static void tr_tiles_avx8(const tr_job *j, size_t begin, size_t end) {
-  int last = j->m - 1;
-  size_t nj = j->od[last], sj = j->ss[last], osq = j->os[j->q];
-  tr_odo o;
-  tr_odo_seek(j, &o, begin / j->itiles, last, j->q);
-  for (size_t u = begin; u < end; u++) {
-    size_t it = u % j->itiles;
-    if (it == 0 && u != begin) tr_odo_next(j, &o, last, j->q);
-    const double *src = (const double *)(const void *)j->x + o.so;
-    double *dst = (double *)(void *)j->y + o.d;
-    const uint64_t *s64 = (const uint64_t *)(const void *)j->x + o.so;
-    uint64_t *d64 = (uint64_t *)(void *)j->y + o.d;
-    size_t i0 = it * MV_TILE, ie = i0 + MV_TILE < j->od[j->q] ? i0 + MV_TILE : j->od[j->q];
-    size_t i = i0;
-    for (; i + 4 <= ie; i += 4) {
-      size_t jj = 0;
-      for (; jj + 4 <= nj; jj += 4) tr_block4(src + jj * sj + i, sj, dst + i * osq + jj, osq);
-      for (size_t ii = i; ii < i + 4; ii++)
-        for (size_t k = jj; k < nj; k++) d64[ii * osq + k] = s64[k * sj + ii];
-    }
-    for (; i < ie; i++)
-      for (size_t k = 0; k < nj; k++) d64[i * osq + k] = s64[k * sj + i];
+/* Rows [i0, i1) x columns [k0, nj) of a tile one element at a time (es 4 or 8, as bits). */
+static inline void tr_edge(const char *src, char *dst, size_t es, size_t i0, size_t i1, size_t k0, size_t nj,
+                           size_t sj, size_t osq) {
+  if (es == 4) {
+    const uint32_t *s32 = (const uint32_t *)(const void *)src;
+    uint32_t *d32 = (uint32_t *)(void *)dst;
+    for (size_t i = i0; i < i1; i++)
+      for (size_t k = k0; k < nj; k++) d32[i * osq + k] = s32[k * sj + i];
+  } else {
+    const uint64_t *s64 = (const uint64_t *)(const void *)src;
+    uint64_t *d64 = (uint64_t *)(void *)dst;
+    for (size_t i = i0; i < i1; i++)
+      for (size_t k = k0; k < nj; k++) d64[i * osq + k] = s64[k * sj + i];
   }
+}
+
+/* The tiled case for 4- and 8-byte elements (es, a constant where it is inlined) with AVX:
+   8 x 8 float / 4 x 4 double blocks in registers, scalar edges. */
+__attribute__((target("avx"), always_inline)) static inline void tr_tiles_avx_es(const tr_job *j, size_t begin,
+                                                                                size_t end, size_t es) {
+  size_t nj = j->od[j->m - 1], sj = j->ss[j->m - 1], osq = j->os[j->q], b = es == 4 ? 8 : 4;
+  tr_tile_it t;
+  for (tr_tile_first(j, &t, begin, end); tr_tile_next(j, &t);) {
+    const char *src = j->x + t.o.so * es;
+    char *dst = j->y + t.o.d * es;
+    size_t i = t.i0;
+    for (; i + b <= t.ie; i += b) {
+      size_t jj = 0;
+      if (es == 4)
+        for (; jj + 8 <= nj; jj += 8)
+          tr_block8((const float *)(const void *)src + jj * sj + i, sj, (float *)(void *)dst + i * osq + jj, osq);
+      else
+        for (; jj + 4 <= nj; jj += 4)
+          tr_block4((const double *)(const void *)src + jj * sj + i, sj, (double *)(void *)dst + i * osq + jj, osq);
+      tr_edge(src, dst, es, i, i + b, jj, nj, sj, osq);
+    }
+    tr_edge(src, dst, es, i, t.ie, 0, nj, sj, osq);
+  }
+}
+
+__attribute__((target("avx"))) static void tr_tiles_avx4(const tr_job *j, size_t begin, size_t end) {
+  tr_tiles_avx_es(j, begin, end, 4);
+}
+
+__attribute__((target("avx"))) static void tr_tiles_avx8(const tr_job *j, size_t begin, size_t end) {
+  tr_tiles_avx_es(j, begin, end, 8);
 }
 #endif
 
@@ -251,7 +258,7 @@ static void tr_tiles(void *arg, size_t begin, size_t end) {
 #ifdef TR_AVX
   const tr_job *j = arg;
   if (j->es == 4 && j->avx) {
-    tr_tiles_avx(j, begin, end);
+    tr_tiles_avx4(j, begin, end);
     return;
   }
   if (j->es == 8 && j->avx) {
@@ -436,23 +443,8 @@ static ge_status slice_run(const void *state, ge_kctx *ctx) {
     int64_t ax = a0 < 0 ? a0 + r : a0;
     if (seen >> ax & 1u) return ge_fo_ref_run(&s->ref, ctx);
     seen |= 1u << ax;
-    int64_t dim = X->dims[ax], len;
-    if (s0 < 0) s0 += dim;
-    if (e0 < 0) e0 += dim;
-    if (dim == 0) {
-      len = 0;
-    } else if (p0 > 0) {
-      s0 = s0 < 0 ? 0 : s0 > dim ? dim : s0;
-      e0 = e0 < 0 ? 0 : e0 > dim ? dim : e0;
-      len = e0 > s0 ? (e0 - s0 - 1) / p0 + 1 : 0;
-    } else {
-      s0 = s0 < 0 ? 0 : s0 > dim - 1 ? dim - 1 : s0;
-      e0 = e0 < -1 ? -1 : e0 > dim - 1 ? dim - 1 : e0;
-      len = s0 > e0 ? (s0 - e0 - 1) / (p0 == INT64_MIN ? INT64_MAX : -p0) + 1 : 0;
-    }
-    start[ax] = len > 0 ? s0 : 0;
+    dims[ax] = ge_slice_axis(X->dims[ax], s0, e0, p0, &start[ax]);
     step[ax] = p0;
-    dims[ax] = len;
   }
   size_t numel = 1;
   for (int d = 0; d < r; d++) numel *= (size_t)dims[d];
@@ -580,9 +572,9 @@ static ge_status concat_run(const void *state, ge_kctx *ctx) {
 }
 
 const ge_kernel_def ge_fast_kernels_move[] = {
-    {"", "Transpose", 1, 0, {mvk_prepare, transpose_run, mvk_release, false, true}},
-    {"", "Slice", 10, 0, {mvk_prepare, slice_run, mvk_release, false, true}},
-    {"", "Gather", 1, 0, {mvk_prepare, gather_run, mvk_release, false, true}},
-    {"", "Concat", 4, 0, {mvk_prepare, concat_run, mvk_release, false, true}},
+    {"", "Transpose", 1, 0, {mvk_prepare, transpose_run, ge_fo_state_release, false, true}},
+    {"", "Slice", 10, 0, {mvk_prepare, slice_run, ge_fo_state_release, false, true}},
+    {"", "Gather", 1, 0, {mvk_prepare, gather_run, ge_fo_state_release, false, true}},
+    {"", "Concat", 4, 0, {mvk_prepare, concat_run, ge_fo_state_release, false, true}},
     {0},
 };

@@ -25,19 +25,13 @@
 typedef enum { RD_SUM, RD_MEAN, RD_MAX, RD_MIN, RD_L2, RD_L1, RD_SUMSQ } rd_kind;
 
 typedef struct rd_state {
+  ge_fo_ref ref;
   rd_kind op;
   bool noop, axes_input;
   size_t n_axes;
   int64_t axes[GE_MAX_RANK];
-  ge_fo_ref ref;
 } rd_state;
-
-static void rd_release(void *state) {
-  rd_state *s = state;
-  if (!s) return;
-  ge_fo_ref_release(&s->ref);
-  free(s);
-}
+GE_FO_REF_FIRST(rd_state);
 
 static ge_status rd_prepare(const ge_prepare_ctx *p, void **state) {
   static const struct {
@@ -68,13 +62,7 @@ static ge_status rd_prepare(const ge_prepare_ctx *p, void **state) {
     free(s);
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "fast reduce: not handled");
   }
-  ge_status st = ge_fo_ref_prepare(p, &s->ref);
-  if (st != GE_OK) {
-    free(s);
-    return st;
-  }
-  *state = s;
-  return GE_OK;
+  return ge_fo_prepare_finish(p, s, state);
 }
 
 typedef struct rd_job {
@@ -242,11 +230,11 @@ static ge_status rd_run(const void *state, ge_kctx *ctx) {
   return GE_OK;
 }
 
-#define RD(name, since) {"", name, since, 0, {rd_prepare, rd_run, rd_release, false, true}}
+#define RD(name, since) {"", name, since, 0, {rd_prepare, rd_run, ge_fo_state_release, false, true}}
 
 const ge_kernel_def ge_fast_kernels_reduce[] = {
     RD("ReduceSum", 1), RD("ReduceMean", 1), RD("ReduceMax", 1), RD("ReduceMin", 1),
     RD("ReduceL2", 1),  RD("ReduceL1", 1),   RD("ReduceSumSquare", 1),
-    {"", "Resize", 11, 0, {ge_fo_resize_prepare, ge_fo_resize_run, ge_fo_resize_release, false, true}},
+    {"", "Resize", 11, 0, {ge_fo_resize_prepare, ge_fo_resize_run, ge_fo_state_release, false, true}},
     {0},
 };

@@ -20,18 +20,12 @@ typedef enum { FR_HALF_PIXEL, FR_PYTORCH, FR_ALIGN, FR_ASYM, FR_TF_NN } fr_coord
 typedef enum { FN_PREFER_FLOOR, FN_PREFER_CEIL, FN_FLOOR, FN_CEIL } fr_nearest;
 
 typedef struct fr_state {
+  ge_fo_ref ref;
   bool linear;
   fr_coord coord;
   fr_nearest nearest;
-  ge_fo_ref ref;
 } fr_state;
-
-void ge_fo_resize_release(void *state) {
-  fr_state *s = state;
-  if (!s) return;
-  ge_fo_ref_release(&s->ref);
-  free(s);
-}
+GE_FO_REF_FIRST(fr_state);
 
 ge_status ge_fo_resize_prepare(const ge_prepare_ctx *p, void **state) {
   const ge_node *n = p->node;
@@ -63,13 +57,7 @@ ge_status ge_fo_resize_prepare(const ge_prepare_ctx *p, void **state) {
   fr_state *st = calloc(1, sizeof *st);
   if (!st) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
   *st = s;
-  ge_status rs = ge_fo_ref_prepare(p, &st->ref);
-  if (rs != GE_OK) {
-    free(st);
-    return rs;
-  }
-  *state = st;
-  return GE_OK;
+  return ge_fo_prepare_finish(p, st, state);
 }
 
 /* input coordinate of output index o (the reference's transform) */

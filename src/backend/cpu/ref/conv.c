@@ -45,41 +45,8 @@ typedef struct geo {
   size_t S_in, S_out, ksz;
 } geo;
 
-#define R float
-#define TN(n) n##_f32
-#define BUF ge_fbuf
-#define LOAD ge_nn_load_f32
-#define OUTB ge_nn_out_f32
-#define STORE ge_nn_store_f32
-#define BFREE ge_fbuf_free
-#define GEMM ge_sgemm
-#include "backend/cpu/ref/conv_impl.inc"
-#undef R
-#undef TN
-#undef BUF
-#undef LOAD
-#undef OUTB
-#undef STORE
-#undef BFREE
-#undef GEMM
-
-#define R double
-#define TN(n) n##_f64
-#define BUF ge_dbuf
-#define LOAD ge_nn_load_f64
-#define OUTB ge_nn_out_f64
-#define STORE ge_nn_store_f64
-#define BFREE ge_dbuf_free
-#define GEMM ge_dgemm
-#include "backend/cpu/ref/conv_impl.inc"
-#undef R
-#undef TN
-#undef BUF
-#undef LOAD
-#undef OUTB
-#undef STORE
-#undef BFREE
-#undef GEMM
+#define GE_NN_TEMPLATE "backend/cpu/ref/conv_impl.inc"
+#include "backend/cpu/ref/nn_real.inc"
 
 static ge_status run_common(const conv_state *s, ge_kctx *ctx) {
   if (ctx->in[0]->dtype == GE_F64) return run_common_f64(s, ctx);

@@ -345,53 +345,8 @@ static ge_status groupnorm_prepare(const ge_prepare_ctx *p, void **state) {
 
 /* ------------------------------------------------------------------ float kernels (f32, f64) */
 
-#define R float
-#define TN(n) n##_f32
-#define BUF ge_fbuf
-#define LOAD ge_nn_load_f32
-#define OUTB ge_nn_out_f32
-#define STORE ge_nn_store_f32
-#define BFREE ge_fbuf_free
-#define GEMM ge_sgemm
-#define M_EXP expf
-#define M_SQRT sqrtf
-#define M_POW powf
-#include "backend/cpu/ref/nn_impl.inc"
-#undef R
-#undef TN
-#undef BUF
-#undef LOAD
-#undef OUTB
-#undef STORE
-#undef BFREE
-#undef GEMM
-#undef M_EXP
-#undef M_SQRT
-#undef M_POW
-
-#define R double
-#define TN(n) n##_f64
-#define BUF ge_dbuf
-#define LOAD ge_nn_load_f64
-#define OUTB ge_nn_out_f64
-#define STORE ge_nn_store_f64
-#define BFREE ge_dbuf_free
-#define GEMM ge_dgemm
-#define M_EXP exp
-#define M_SQRT sqrt
-#define M_POW pow
-#include "backend/cpu/ref/nn_impl.inc"
-#undef R
-#undef TN
-#undef BUF
-#undef LOAD
-#undef OUTB
-#undef STORE
-#undef BFREE
-#undef GEMM
-#undef M_EXP
-#undef M_SQRT
-#undef M_POW
+#define GE_NN_TEMPLATE "backend/cpu/ref/nn_impl.inc"
+#include "backend/cpu/ref/nn_real.inc"
 
 static bool in_f64(const ge_kctx *ctx) { return ctx->in[0]->dtype == GE_F64; }
 #define DISPATCH(name)                                                    \

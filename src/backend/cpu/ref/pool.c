@@ -70,37 +70,8 @@ ge_status ge_nn_gpool_prepare(const ge_prepare_ctx *p, void **state) {
 }
 void ge_nn_pool_release(void *state) { free(state); }
 
-#define R float
-#define TN(n) n##_f32
-#define BUF ge_fbuf
-#define LOAD ge_nn_load_f32
-#define OUTB ge_nn_out_f32
-#define STORE ge_nn_store_f32
-#define BFREE ge_fbuf_free
-#include "backend/cpu/ref/pool_impl.inc"
-#undef R
-#undef TN
-#undef BUF
-#undef LOAD
-#undef OUTB
-#undef STORE
-#undef BFREE
-
-#define R double
-#define TN(n) n##_f64
-#define BUF ge_dbuf
-#define LOAD ge_nn_load_f64
-#define OUTB ge_nn_out_f64
-#define STORE ge_nn_store_f64
-#define BFREE ge_dbuf_free
-#include "backend/cpu/ref/pool_impl.inc"
-#undef R
-#undef TN
-#undef BUF
-#undef LOAD
-#undef OUTB
-#undef STORE
-#undef BFREE
+#define GE_NN_TEMPLATE "backend/cpu/ref/pool_impl.inc"
+#include "backend/cpu/ref/nn_real.inc"
 
 ge_status ge_nn_pool_run(const void *state, ge_kctx *ctx) {
   if (ctx->in[0]->dtype == GE_F64) return pool_run_f64(state, ctx);

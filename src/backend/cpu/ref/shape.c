@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend/cpu/ref/shape_util.h"
+#include "ops/slice_axis.h"
 
 /* ------------------------------------------------------------------ common */
 
@@ -336,24 +337,8 @@ static ge_status run_slice(const void *state, ge_kctx *c) {
     if (seen >> ax & 1u) return ge_kctx_fail(c, GE_ERR_INVALID_ARGUMENT, "axis %lld is repeated", (long long)a0);
     seen |= 1u << ax;
     if (p0 == 0) return ge_kctx_fail(c, GE_ERR_INVALID_ARGUMENT, "steps[%zu] is 0", k);
-    int64_t dim = x->dims[ax];
-    if (s0 < 0) s0 += dim;
-    if (e0 < 0) e0 += dim;
-    int64_t len;
-    if (dim == 0) {
-      len = 0;
-    } else if (p0 > 0) {
-      s0 = s0 < 0 ? 0 : s0 > dim ? dim : s0;
-      e0 = e0 < 0 ? 0 : e0 > dim ? dim : e0;
-      len = e0 > s0 ? (e0 - s0 - 1) / p0 + 1 : 0;
-    } else {
-      s0 = s0 < 0 ? 0 : s0 > dim - 1 ? dim - 1 : s0;
-      e0 = e0 < -1 ? -1 : e0 > dim - 1 ? dim - 1 : e0;
-      len = s0 > e0 ? (s0 - e0 - 1) / (-p0) + 1 : 0;
-    }
-    start[ax] = len > 0 ? s0 : 0;
+    dims[ax] = ge_slice_axis(x->dims[ax], s0, e0, p0, &start[ax]);
     step[ax] = p0;
-    dims[ax] = len;
   }
   size_t numel = ge_ref_prod(dims, 0, r);
   GE_CHECK(check_out(c, 0, numel));
