@@ -1,8 +1,13 @@
 /* Scaled-dot-product attention fusion:
- *   s = MatMul(Q, KT)  [Div(s, c) | Mul(s, c)]  [Add(., Mask)]  p = Softmax(., axis=-1)  y = MatMul(p, V)
+ *   s = MatMul(Q, KT)  [Div(s, c) | Mul(s, c)]  [Add(., Mask) | Where(Cond, ., Fill)]
+ *   p = Softmax(., axis=-1)  y = MatMul(p, V)
  * -> ai.ge::Attention(Q, KT, V, [Mask]) with scale = 1/c (Div) or c (Mul).  Q, KT, V float32
  * (batch dims broadcast as MatMul's); Softmax over the last axis; every intermediate has one
- * reader and is not a graph output. */
+ * reader and is not a graph output.
+ * The causal mask of GPT-style exports, Where(Cond, s, Fill) with a constant float32 scalar
+ * Fill <= -1e30 (-inf or the float32 minimum), becomes the additive mask
+ * Mask = Where(Cond, 0, Fill) (a new node on Cond's shape, which must not enlarge the scores):
+ * s + Fill rounds to Fill (or -inf) for any score |s| < 1e30, so the softmax is the same. */
 #include <stdio.h>
 #include <string.h>
 
@@ -41,7 +46,7 @@ ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
     if (mm2 < 0 || !ge_edit_is_op(&e, mm2, "MatMul") || slot != 0) continue;
     int32_t nodes[5] = {sm, mm2, -1, -1, -1};
     size_t nn = 2;
-    int32_t mask = -1;
+    int32_t mask = -1, where_cond = -1, where_fill = -1;
     float scale = 1.f;
     int32_t cur = t_v, p;
     bool ok = true;
@@ -61,6 +66,18 @@ ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
                                     ge_edit_is_op(&e, p0, "Mul"));
         mask = s0_chain ? s1 : s0;
         cur = s0_chain ? s0 : s1;
+        nodes[nn++] = p;
+        continue;
+      }
+      if (ge_edit_is_op(&e, p, "Where") && mask < 0 && step == 0 && pn->n_inputs == 3 && pn->inputs[1] >= 0 &&
+          pn->inputs[0] >= 0 && pn->inputs[2] >= 0 && ge_pu_is_f32(&e, pn->inputs[2]) &&
+          ge_edit_const_scalar(&e, pn->inputs[2], &k) && k <= -1e30) {
+        const ge_type *ct = ge_edit_type(&e, pn->inputs[0]);
+        if (ct->kind != GE_TYPE_TENSOR || ct->dtype != GE_BOOL) { ok = false; break; }
+        where_cond = pn->inputs[0];
+        where_fill = pn->inputs[2];
+        mask = where_cond; /* its shape is the mask's (checked below) */
+        cur = pn->inputs[1];
         nodes[nn++] = p;
         continue;
       }
@@ -93,7 +110,7 @@ ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
     if (!rank_ok(&e, q) || !rank_ok(&e, kt) || !rank_ok(&e, v)) continue;
     if (mask >= 0) {
       const ge_type *mt = ge_edit_type(&e, mask);
-      if (mt->kind != GE_TYPE_TENSOR || mt->dtype != GE_F32) continue;
+      if (mt->kind != GE_TYPE_TENSOR || mt->dtype != (where_cond >= 0 ? GE_BOOL : GE_F32)) continue;
       /* the Add must not broadcast the scores up (checked here when shapes are known, else
          by the kernel, which then fails naming the mask) */
       const ge_shape *ss = &ge_edit_type(&e, cur)->shape;
@@ -113,6 +130,20 @@ ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
     char nm[256];
     snprintf(nm, sizeof nm, "%s_attention", g->nodes[sm].name);
     for (size_t k = 0; k < nn; k++) ge_edit_kill(&e, nodes[k]);
+    if (where_cond >= 0) {
+      /* Mask = Where(Cond, 0, Fill) */
+      ge_tensor *zero = NULL;
+      int32_t zid = -1, mid = -1, wid = -1;
+      st = ge_tensor_create(GE_F32, NULL, 0, &zero);
+      if (st == GE_OK) st = ge_edit_add_constant(&e, "attention_mask_zero", zero, &zid);
+      if (st == GE_OK) st = ge_edit_new_value(&e, "attention_mask", &mid);
+      char wn[256];
+      snprintf(wn, sizeof wn, "%s_mask", g->nodes[sm].name);
+      int32_t win[3] = {where_cond, zid, where_fill}, wout[1] = {mid};
+      if (st == GE_OK) st = ge_edit_add_node(&e, "Where", "", wn, win, 3, wout, 1, &wid);
+      if (st != GE_OK) break;
+      in[3] = mid;
+    }
     st = ge_edit_add_node(&e, "Attention", "ai.ge", nm, in, mask >= 0 ? 4 : 3, out, 1, &id);
     if (st == GE_OK) st = ge_edit_set_attr_float(&g->nodes[id], "scale", scale);
     *changed = true;

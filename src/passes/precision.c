@@ -11,7 +11,8 @@
  *
  * Modes:
  *   allow_fp32_to_bf16 / allow_fp32_to_fp16   every op with a lower-precision kernel is marked:
- *       the compute ops (Conv, ConvTranspose, MatMul, Gemm and their ai.ge fused forms) and
+ *       the compute ops (Conv, ConvTranspose, MatMul, Gemm, their ai.ge fused forms and
+ *       ai.ge Attention, whose softmax stays float32) and
  *       the others oneDNN runs in bf16/fp16 (pooling, BatchNormalization, LayerNormalization,
  *       Softmax, LogSoftmax).
  *   allow_mix_precision_bf16 / _fp16          only the compute ops are marked; the numerically
@@ -45,7 +46,9 @@ static op_class classify(const ge_node *n) {
   static const char *const onnx_sensitive[] = {"Softmax", "LogSoftmax", "LayerNormalization",
                                                "BatchNormalization", "MaxPool", "AveragePool",
                                                "GlobalAveragePool", "GlobalMaxPool"};
-  static const char *const ge_compute[] = {"FusedConv", "FusedGemm", "FusedMatMul"};
+  /* Attention: its two GEMMs in the lower precision, the mask and the softmax in float32 (as
+     the unfused MatMul / Softmax / MatMul in the mix modes) */
+  static const char *const ge_compute[] = {"FusedConv", "FusedGemm", "FusedMatMul", "Attention"};
   static const char *const ge_sensitive[] = {"LayerNormalization"};
   const char *d = n->domain ? n->domain : "";
   bool onnx = !*d || !strcmp(d, "ai.onnx");

@@ -1,7 +1,7 @@
 /* Compile-time layout assignment (src/compiler/layout.c) and the oneDNN kernels that honour
  * it (src/backend/cpu/dnnl/):
  *   - ge_layout_convert round trips and ge_layout_fits;
- *   - a small Conv -> FusedConv(Relu) -> MaxPool -> Conv -> AveragePool(ceil, declined by
+ *   - a small Conv -> FusedConv(Relu) -> MaxPool(ceil) -> Conv -> AveragePool(ceil, declined by
  *     oneDNN: the wrapped reference kernel) -> Conv graph compiled under every policy: the
  *     layouts the plan records, and outputs equal to the all-plain plan's within 1e-4;
  *   - dumps (ge.exec.enableDump) of non-plain values are written plain;
@@ -77,7 +77,7 @@ static void test_convert(void **unused) {
 
 /* ------------------------------------------------------------------ a small CNN */
 
-/* x [1, 3, 19, 19] -> Conv3x3 (C) "a" -> FusedConv 3x3 + Relu (C) "b" -> MaxPool 2/2 "c" ->
+/* x [1, 3, 19, 19] -> Conv3x3 (C) "a" -> FusedConv 3x3 + Relu (C) "b" -> MaxPool 3/2 ceil "c" ->
    Conv 1x1 (C2) "d" -> AveragePool 2/2 ceil_mode, count_include_pad (oneDNN declines) "e" ->
    Conv 1x1 (C) "y" */
 static void build(ge_test_net *c, int64_t C, int64_t C2) {
@@ -94,12 +94,16 @@ static void build(ge_test_net *c, int64_t C, int64_t C2) {
   int64_t pads1[] = {1, 1, 1, 1}, k2[] = {2, 2}, s2[] = {2, 2};
   ge_attr pad_attr[] = {GE_ATTR_INTS("pads", pads1, 4)};
   ge_attr fc_attr[] = {GE_ATTR_INTS("pads", pads1, 4), GE_ATTR_STRING("activation", "Relu")};
-  ge_attr mp_attr[] = {GE_ATTR_INTS("kernel_shape", k2, 2), GE_ATTR_INTS("strides", s2, 2)};
+  int64_t k3[] = {3, 3};
+  /* 3x3 / 2, pads 1 and ceil mode: windows clipped on both sides (dnnl_pool.c's channels-last
+     max pool) */
+  ge_attr mp_attr[] = {GE_ATTR_INTS("kernel_shape", k3, 2), GE_ATTR_INTS("strides", s2, 2),
+                       GE_ATTR_INTS("pads", pads1, 4), GE_ATTR_INT("ceil_mode", 1)};
   ge_attr ap_attr[] = {GE_ATTR_INTS("kernel_shape", k2, 2), GE_ATTR_INTS("strides", s2, 2),
                        GE_ATTR_INT("ceil_mode", 1), GE_ATTR_INT("count_include_pad", 1)};
   ge_test_net_node(c, "Conv", "c1", (const char *[]){"x", "w1"}, 2, "a", pad_attr, 1);
   ge_test_net_node(c, "ai.ge::FusedConv", "c2", (const char *[]){"a", "w2", "b2"}, 3, "b", fc_attr, 2);
-  ge_test_net_node(c, "MaxPool", "mp", (const char *[]){"b"}, 1, "c", mp_attr, 2);
+  ge_test_net_node(c, "MaxPool", "mp", (const char *[]){"b"}, 1, "c", mp_attr, 4);
   ge_test_net_node(c, "Conv", "c3", (const char *[]){"c", "w3"}, 2, "d", NULL, 0);
   ge_test_net_node(c, "AveragePool", "ap", (const char *[]){"d"}, 1, "e", ap_attr, 4);
   ge_test_net_node(c, "Conv", "c4", (const char *[]){"e", "w4"}, 2, "y", NULL, 0);

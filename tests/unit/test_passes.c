@@ -701,6 +701,43 @@ static void test_attention(void **state) {
   }
 }
 
+/* GPT-style causal mask: Where(Cond, s, Fill) with Fill -inf or the float32 minimum becomes the
+   additive mask Where(Cond, 0, Fill) of an Attention; a Fill that is not far below any score
+   (-100) is left alone.  Cond is a graph input (bool), so the mask is computed at run time. */
+static void test_attention_where(void **state) {
+  (void)state;
+  static const float fills[] = {-INFINITY, -3.4028234663852886e38f, -100.f};
+  for (size_t f = 0; f < 3; f++) {
+    ge_graph *g = new_graph(0);
+    int64_t d[] = {1, 2, 5, 8}, kd[] = {1, 2, 8, 5}, cd[] = {1, 1, 5, 5};
+    input(g, "q", d, 4);
+    input(g, "kt", kd, 4);
+    input(g, "v", d, 4);
+    assert_int_equal(ge_graph_add_input(g, "cond", GE_BOOL, cd, 4), GE_OK);
+    ge_attr ax = GE_ATTR_INT("axis", -1);
+    scalar(g, "c", 8.f);
+    scalar(g, "fill", fills[f]);
+    node(g, "MatMul", "qk", "q,kt", "s", NULL, 0);
+    node(g, "Div", "scale", "s,c", "ss", NULL, 0);
+    node(g, "Where", "causal", "cond,ss,fill", "sm", NULL, 0);
+    node(g, "Softmax", "softmax", "sm", "p", &ax, 1);
+    node(g, "MatMul", "pv", "p,v", "y", NULL, 0);
+    assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+    ge_tensor *cond = NULL;
+    assert_int_equal(ge_tensor_create(GE_BOOL, cd, 4, &cond), GE_OK);
+    bool *cb = ge_tensor_data(cond);
+    for (int i = 0; i < 5; i++)
+      for (int j = 0; j < 5; j++) cb[i * 5 + j] = j <= i; /* causal: every row keeps one entry */
+    ge_tensor *in[4] = {rand_tensor(d, 4, 2), rand_tensor(kd, 4, 2), rand_tensor(d, 4, 1), cond};
+    ge_graph *opt = check_pass(g, NULL, in, 4, 1e-4f);
+    assert_int_equal(count_op(opt, "Attention"), f < 2 ? 1 : 0);
+    assert_int_equal(count_op(opt, "Softmax"), f < 2 ? 0 : 1);
+    ge_graph_free(opt);
+    free_inputs(in, 4);
+    ge_graph_free(g);
+  }
+}
+
 /* ------------------------------------------------------------------ pipeline */
 
 static void test_pipeline_config(void **state) {
@@ -816,7 +853,7 @@ int main(void) {
       cmocka_unit_test(test_fold_bn),        cmocka_unit_test(test_matmul_add),
       cmocka_unit_test(test_act_fusion),     cmocka_unit_test(test_conv_sum),
       cmocka_unit_test(test_gelu),           cmocka_unit_test(test_layernorm),
-      cmocka_unit_test(test_attention),      cmocka_unit_test(test_pipeline_config),
+      cmocka_unit_test(test_attention),      cmocka_unit_test(test_attention_where),      cmocka_unit_test(test_pipeline_config),
       cmocka_unit_test(test_infer_types),    cmocka_unit_test(test_subgraph_reads),
       cmocka_unit_test(test_const_to_init),  cmocka_unit_test(test_chains_alone),
   };

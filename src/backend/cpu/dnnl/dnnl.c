@@ -27,16 +27,18 @@
  *   (pooling/norms/softmax: bf16 -> bf16); the reorders of ge_dn_add_arg convert.  Each *_impl
  *   takes that data type; ge_dn_lowp_prepare (dnnl_lowp.c) falls back to float32 where the
  *   processor or oneDNN cannot do it fast.
- * - Concurrency: a state is read-only after prepare, except its run-buffer cache (scratchpad
- *   and reordered activations), which one run at a time holds (try-lock); a concurrent run of
- *   the same plan allocates its own buffer.  Every run creates its own stream and memory
- *   objects, so concurrent runs of one plan share nothing else mutable.
+ * - Concurrency: a state is read-only after prepare, except its run cache (scratchpad and
+ *   reordered activations, and the stream and memory objects around them, created by the first
+ *   run and re-pointed at each run's tensors), which one run at a time holds (try-lock); a
+ *   concurrent run of the same plan creates its own buffer, stream and memory objects, so
+ *   concurrent runs of one plan share nothing else mutable.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/dnnl/dnnl_lowp.h"
 #include "backend/cpu/dnnl/dnnl_layout.h"
+#include "backend/cpu/dnnl/dnnl_pool.h"
 #include "backend/cpu/dnnl/dnnl_prim.h"
 #include "backend/kernel.h"
 #include "compiler/layout.h"
@@ -142,6 +144,26 @@ static bool is_ref_impl(const_dnnl_primitive_desc_t pd) {
   const char *impl = NULL;
   if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl) return false;
   return !strncmp(impl, "ref", 3) || strstr(impl, ":ref") != NULL;
+}
+
+/* A float32 3x3 stride-1 convolution where oneDNN's Winograd F(4x4,3x3) kernel (jit_wino_4x3,
+   avx512_core; picked by name: with dnnl_convolution_winograd oneDNN lists the F(2x2,3x3) one
+   first, which is slower) beats its direct brgemm one.  Measured inside ResNet-50 at 1 thread
+   on a 4th-gen Xeon (min of 20 runs, reorders included): 56x56x64 1.39 -> 0.94 ms, 28x28x128
+   1.35 -> 1.10 ms, but 14x14x256 1.50 -> 1.76 ms (its transformed weights, 4x the direct ones,
+   no longer stay in cache) and 7x7 slower still: so at least 28x28 output pixels per thread.
+   Its activations are nChw16c (neither brgemm nor the plan's channels-last): they are
+   reordered per run (~30-60 us a layer).  Winograd rounds differently: ResNet-50's largest
+   deviation from onnxruntime grows from 3.6e-5 to 6.6e-5 (outputs up to 2.4), inside the model
+   tests' 1e-4 + 1e-3 relative tolerance. */
+static bool conv_wino_ok(const ge_shape *x, const ge_shape *w, const ge_shape *y, const geom *gm, int64_t g,
+                         int threads) {
+  if (x->rank != 4 || g != 1 || w->dims[2] != 3 || w->dims[3] != 3) return false;
+  for (int i = 0; i < 2; i++)
+    if (gm->s[i] != 1 || gm->d[i] != 1) return false;
+  if (x->dims[1] < 32 || y->dims[1] < 32) return false;
+  int64_t px = y->dims[0] * y->dims[2] * y->dims[3]; /* output pixels, <= numel of y */
+  return px >= 784 * (int64_t)(threads > 1 ? threads : 1);
 }
 
 /* A layout query (conv_layout_pref): the primitive oneDNN picks with source and destination
@@ -266,12 +288,20 @@ static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
       pr[i] = gm.pr[i];
     }
     dnnl_status_t ds;
-    /* attempt 0: the decided non-plain layouts as they are; attempt 1: "any" (reorders) */
+    /* attempt -1: Winograd (conv_wino_ok) with "any" activations, reordered per run; attempt 0:
+       the decided non-plain layouts as they are; attempt 1: "any" (reorders) */
     bool fixed = !q && (xl != GE_LAYOUT_PLAIN || yl != GE_LAYOUT_PLAIN);
-    for (int attempt = fixed ? 0 : 1; attempt < 2; attempt++) {
+    bool wino = !q && !transposed && cdt == dnnl_f32 && sum_in < 0 && conv_wino_ok(x, w, y, &gm, g, s->threads);
+    for (int attempt = wino ? -1 : fixed ? 0 : 1; attempt < 2; attempt++) {
+      if (attempt == 0 && !fixed) continue;
       const dnnl_memory_desc_t *sa = attempt == 0 && xl != GE_LAYOUT_PLAIN ? &src_f : &src_a;
       const dnnl_memory_desc_t *da = attempt == 0 && yl != GE_LAYOUT_PLAIN ? &dst_f : &dst_a;
-      if (transposed) {
+      if (attempt == -1) {
+        dnnl_convolution_desc_t d;
+        ds = dnnl_dilated_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_winograd,
+                                                        sa, &w_a, bias ? &b_u : NULL, da, strides, dil, pl, pr);
+        if (ds == dnnl_success) st = ge_dn_create_impl(p, s, &d, attr, "wino_4x3", &pd);
+      } else if (transposed) {
         dnnl_deconvolution_desc_t d;
         ds = dnnl_dilated_deconvolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_deconvolution_direct,
                                                           sa, &w_a, bias ? &b_u : NULL, da, strides, dil, pl, pr);
@@ -287,6 +317,7 @@ static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
       if (st == GE_OK && attempt == 0 && is_ref_impl(pd)) /* no fast kernel for these layouts */
         st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN conv: only a reference implementation for %s -> %s",
                              ge_layout_name(xl), ge_layout_name(yl));
+      if (attempt == -1 && ds != dnnl_success) st = GE_ERR_UNSUPPORTED; /* try direct */
       if (st != GE_ERR_UNSUPPORTED || attempt == 1) break;
       if (pd) dnnl_primitive_desc_destroy(pd);
       pd = NULL;
@@ -424,7 +455,10 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
       st = ge_dn_create(p, s, &d, attr, &pd);
     if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
   }
-  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &a_u, NULL, -1);
+  /* bf16: the activation is handed over as plain bf16, converted by the run (ge_dn_mm16_run,
+     dnnl_lowp.c) rather than by a oneDNN reorder */
+  if (st == GE_OK)
+    st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, cdt == dnnl_bf16 ? &a_p : &a_u, NULL, -1);
   if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);
   if (st == GE_OK && bias) st = add_in(p, s, pd, DNNL_ARG_BIAS, 2, &bias_u);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &c_u, NULL, -1);
@@ -436,12 +470,14 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
 static ge_status matmul_impl_dt(const ge_prepare_ctx *p, void **state, int fused, dnnl_data_type_t cdt) {
   return matmul_prepare_impl(p, state, fused != 0, cdt);
 }
-static ge_status matmul_prepare(const ge_prepare_ctx *p, void **state) {
-  return ge_dn_lowp_prepare(p, state, matmul_impl_dt, 0);
+/* the state is a ge_dn_mm16 around the oneDNN state (run: ge_dn_mm16_run) */
+static ge_status mm16_prepare(const ge_prepare_ctx *p, void **state, int fused) {
+  void *dn = NULL;
+  GE_CHECK(ge_dn_lowp_prepare(p, &dn, matmul_impl_dt, fused));
+  return ge_dn_mm16_wrap(p, dn, state);
 }
-static ge_status fmatmul_prepare(const ge_prepare_ctx *p, void **state) {
-  return ge_dn_lowp_prepare(p, state, matmul_impl_dt, 1);
-}
+static ge_status matmul_prepare(const ge_prepare_ctx *p, void **state) { return mm16_prepare(p, state, 0); }
+static ge_status fmatmul_prepare(const ge_prepare_ctx *p, void **state) { return mm16_prepare(p, state, 1); }
 
 /* ------------------------------------------------------------------ Gemm / FusedGemm */
 
@@ -562,6 +598,21 @@ static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool m
     for (int i = 0; i < nsp; i++)
       if (gm.pl[i] >= gm.k[i] || gm.pr[i] >= (gm.k[i] - 1) * gm.d[i] + 1)
         return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: padding as large as the kernel");
+  }
+  if (max && !global && nsp == 2 && cdt == dnnl_f32 && gm.d[0] == 1 && gm.d[1] == 1 &&
+      ge_dn_in_layout(p, 0) == GE_LAYOUT_NHWC && ge_dn_out_layout(p, 0) == GE_LAYOUT_NHWC) {
+    /* channels-last: our own loop (dnnl_pool.h says why) */
+    ge_dn_maxpool *mp = NULL;
+    GE_CHECK(ge_dn_maxpool_new(p, x->dims, y->dims, gm.k, gm.s, gm.pl, &mp));
+    ge_dn_state *ms = calloc(1, sizeof *ms);
+    if (!ms) {
+      ge_dn_maxpool_free(mp);
+      return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    ms->maxpool = mp;
+    ms->what = "max pooling (channels-last)";
+    *state = ms;
+    return GE_OK;
   }
   ge_dn_state *s = NULL;
   int saved = 0;
@@ -794,10 +845,15 @@ static ge_status logsoftmax_prepare(const ge_prepare_ctx *p, void **state) { ret
   {.prepare = prep, .run = ge_dn_run, .release = ge_dn_release, .overwrites_outputs = true, .layout_pref = pref, \
    .packed_inputs = ge_dn_packed_inputs}
 
+/* MatMul / FusedMatMul: a ge_dn_mm16 state (dnnl_lowp.h) */
+#define DN_K16(prep)                                                                               \
+  {.prepare = prep, .run = ge_dn_mm16_run, .release = ge_dn_mm16_release, .overwrites_outputs = true, \
+   .packed_inputs = ge_dn_mm16_packed_inputs}
+
 const ge_kernel_def ge_fast_kernels_dnnl[] = {
     {"", "Conv", 1, 0, DN_KL(conv_prepare, conv_layout_pref)},
     {"", "ConvTranspose", 1, 0, DN_K(deconv_prepare)},
-    {"", "MatMul", 1, 0, DN_K(matmul_prepare)},
+    {"", "MatMul", 1, 0, DN_K16(matmul_prepare)},
     {"", "Gemm", 1, 0, DN_K(gemm_prepare)},
     {"", "MaxPool", 1, 0, DN_KL(maxpool_prepare, pool_layout_pref)},
     {"", "AveragePool", 1, 0, DN_KL(avgpool_prepare, pool_layout_pref)},
@@ -814,7 +870,11 @@ const ge_kernel_def ge_fast_kernels_dnnl[] = {
                                     .inplace_inputs = 1u << 3, .layout_pref = fconv_layout_pref,
                                     .packed_inputs = ge_dn_packed_inputs}},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, DN_K(fgemm_prepare)},
-    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K(fmatmul_prepare)},
+    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K16(fmatmul_prepare)},
+    /* bf16 only (dnnl_attn.c); float32 Attention declines to the fast kernel */
+    {GE_FUSED_DOMAIN, "Attention", 1, 0,
+     {.prepare = ge_dn_attn16_prepare, .run = ge_dn_attn16_run, .release = ge_dn_attn16_release,
+      .overwrites_outputs = true}},
     {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, DN_K(ln_prepare)},
     {0},
 };

@@ -1,9 +1,17 @@
 /* Lower-precision (bf16 / fp16) compute mode of the oneDNN kernels; see dnnl_lowp.h. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/dnnl/dnnl_lowp.h"
+#include "backend/cpu/threadpool.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#include <immintrin.h>
+#define LOWP_AVX512BF16 1
+#endif
 
 dnnl_data_type_t ge_dn_lowp_dt(const ge_prepare_ctx *p) {
   const char *m = ge_node_attr_string(p->node, GE_DN_PRECISION_ATTR, NULL);
@@ -98,4 +106,160 @@ ge_status ge_dn_lowp_prepare(const ge_prepare_ctx *p, void **state, ge_dn_impl_f
   if (st == GE_OK && m && !strcmp(m, "bf16"))
     note_fallback(p, dnnl_bf16, "the processor has neither AVX512-BF16 nor AMX-BF16");
   return st;
+}
+
+/* ------------------------------------------------------------------ f32 -> bf16 */
+
+static uint16_t bf16_rne(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+
+#ifdef LOWP_AVX512BF16
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void to_bf16_avx512(const float *x, uint16_t *y, size_t n) {
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(x + i));
+    _mm512_storeu_si512((void *)(y + i), (__m512i)v);
+  }
+  for (; i + 16 <= n; i += 16) {
+    __m256bh v = _mm512_cvtneps_pbh(_mm512_loadu_ps(x + i));
+    _mm256_storeu_si256((__m256i *)(void *)(y + i), (__m256i)v);
+  }
+  if (i < n) {
+    __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+    __m256bh v = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x + i));
+    _mm256_mask_storeu_epi16((void *)(y + i), m, (__m256i)v);
+  }
+}
+#endif
+
+typedef struct bf16_job {
+  const float *x;
+  uint16_t *y;
+  bool avx;
+} bf16_job;
+
+#define BF16_CHUNK 4096
+
+static void bf16_chunk(void *arg, size_t begin, size_t end) {
+  const bf16_job *j = arg;
+  size_t b = begin * BF16_CHUNK, e = end * BF16_CHUNK;
+#ifdef LOWP_AVX512BF16
+  if (j->avx) {
+    to_bf16_avx512(j->x + b, j->y + b, e - b);
+    return;
+  }
+#endif
+  for (size_t i = b; i < e; i++) j->y[i] = bf16_rne(j->x[i]);
+}
+
+void ge_dn_to_bf16(const float *x, uint16_t *y, size_t n, int threads) {
+  bf16_job j = {.x = x, .y = y, .avx = false};
+#ifdef LOWP_AVX512BF16
+  __builtin_cpu_init();
+  j.avx = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+          __builtin_cpu_supports("avx512vl");
+#endif
+  size_t full = n / BF16_CHUNK;
+  if (full) {
+    /* below ~64K elements a second thread costs more than it saves */
+    int t = threads > 1 && n >= 16 * BF16_CHUNK ? threads : 1;
+    if (t > 1) ge_parallel_for(t, full, bf16_chunk, &j);
+    else bf16_chunk(&j, 0, full);
+  }
+  size_t b = full * BF16_CHUNK;
+  if (b < n) {
+#ifdef LOWP_AVX512BF16
+    if (j.avx) {
+      to_bf16_avx512(x + b, y + b, n - b);
+      return;
+    }
+#endif
+    for (size_t i = b; i < n; i++) y[i] = bf16_rne(x[i]);
+  }
+}
+
+/* ------------------------------------------------------------------ MatMul with a bf16 activation */
+
+struct ge_dn_mm16 {
+  ge_dn_state *dn;
+  size_t n;             /* elements of input 0 (0: no conversion, ge_dn_run as is) */
+  pthread_mutex_t mu;   /* guards buf for one run at a time */
+  uint16_t *buf;
+};
+
+ge_status ge_dn_mm16_wrap(const ge_prepare_ctx *p, ge_dn_state *dn, void **state) {
+  ge_dn_mm16 *m = calloc(1, sizeof *m);
+  if (!m || pthread_mutex_init(&m->mu, NULL) != 0) {
+    free(m);
+    ge_dn_release(dn);
+    return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  }
+  m->dn = dn;
+  for (size_t i = 0; !dn->fb && i < dn->n_args; i++) {
+    const ge_dn_arg *a = &dn->args[i];
+    if (a->arg == DNNL_ARG_SRC && a->kind == GE_DN_IN && a->index == 0 && a->same &&
+        a->user_md.data_type == dnnl_bf16)
+      m->n = a->user_bytes / sizeof(uint16_t);
+  }
+  *state = m;
+  return GE_OK;
+}
+
+ge_status ge_dn_mm16_run(const void *state, ge_kctx *ctx) {
+  ge_dn_mm16 *m = (ge_dn_mm16 *)state; /* only buf (under mu) changes */
+  if (!m->n) return ge_dn_run(m->dn, ctx);
+  const ge_tensor *x = ctx->n_in > 0 ? ctx->in[0] : NULL;
+  if (!x || !x->data || x->dtype != GE_F32 || x->numel != m->n)
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "oneDNN matmul: input 0 has %zu elements (%s), the plan expects %zu float32",
+                        x ? x->numel : 0, x ? ge_dtype_name(x->dtype) : "missing", m->n);
+  uint16_t *buf = NULL;
+  bool locked = pthread_mutex_trylock(&m->mu) == 0;
+  if (locked) {
+    if (!m->buf) m->buf = ge_aligned_alloc(m->n * sizeof(uint16_t));
+    buf = m->buf;
+  }
+  bool own = !buf;
+  if (own) buf = ge_aligned_alloc(m->n * sizeof(uint16_t));
+  if (!buf) {
+    if (locked) pthread_mutex_unlock(&m->mu);
+    return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "oneDNN matmul: out of memory (%zu bytes)", m->n * 2);
+  }
+  ge_dn_to_bf16(x->data, buf, m->n, ctx->threads);
+  /* the oneDNN state takes input 0 as plain bf16: a bf16 tensor of the same shape over buf */
+  ge_tensor shadow = *x;
+  shadow.dtype = GE_BF16;
+  shadow.data = buf;
+  shadow.nbytes = m->n * sizeof(uint16_t);
+  shadow.release = NULL;
+  shadow.owns = false;
+  ge_tensor *ins[GE_DN_MAX_ARGS];
+  size_t nin = ctx->n_in < GE_DN_MAX_ARGS ? ctx->n_in : GE_DN_MAX_ARGS;
+  for (size_t i = 0; i < nin; i++) ins[i] = ctx->in[i];
+  ins[0] = &shadow;
+  ge_kctx sub = *ctx;
+  sub.in = ins;
+  sub.n_in = nin;
+  ge_status st = ge_dn_run(m->dn, &sub);
+  if (own) ge_aligned_free(buf);
+  if (locked) pthread_mutex_unlock(&m->mu);
+  return st;
+}
+
+void ge_dn_mm16_release(void *state) {
+  ge_dn_mm16 *m = state;
+  if (!m) return;
+  ge_dn_release(m->dn);
+  ge_aligned_free(m->buf);
+  pthread_mutex_destroy(&m->mu);
+  free(m);
+}
+
+uint32_t ge_dn_mm16_packed_inputs(const void *state) {
+  const ge_dn_mm16 *m = state;
+  return m ? ge_dn_packed_inputs(m->dn) : 0;
 }

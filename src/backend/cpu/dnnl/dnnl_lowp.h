@@ -34,4 +34,26 @@ ge_status ge_dn_lowp_check(const ge_prepare_ctx *p, const_dnnl_primitive_desc_t 
 typedef ge_status (*ge_dn_impl_fn)(const ge_prepare_ctx *p, void **state, int flags, dnnl_data_type_t dt);
 ge_status ge_dn_lowp_prepare(const ge_prepare_ctx *p, void **state, ge_dn_impl_fn impl, int flags);
 
+/* x (float32) -> y (bf16 bits), round to nearest even, NaN kept a (quiet) NaN: AVX512-BF16 where
+   the processor has it, else plain C; split over `threads` for large n. */
+void ge_dn_to_bf16(const float *x, uint16_t *y, size_t n, int threads);
+
+/* MatMul / FusedMatMul whose primitive takes a bf16 activation (input 0) given as plain bf16
+ * (ge_dn_add_arg's user layout == the primitive's: no oneDNN reorder): the run converts the
+ * float32 input with ge_dn_to_bf16 into a buffer of the state (one run at a time, try-lock; a
+ * concurrent run allocates its own) and runs the oneDNN state on that.  A state whose input 0 is
+ * float32 (float32 compute, or a constant A) runs ge_dn_run unchanged. */
+typedef struct ge_dn_mm16 ge_dn_mm16;
+/* Wraps dn (taken over, released on failure too) into *state. */
+ge_status ge_dn_mm16_wrap(const ge_prepare_ctx *p, ge_dn_state *dn, void **state);
+ge_status ge_dn_mm16_run(const void *state, ge_kctx *ctx);
+void ge_dn_mm16_release(void *state);
+uint32_t ge_dn_mm16_packed_inputs(const void *state);
+
+/* ai.ge::Attention computing in bf16 (dnnl_attn.c): declines unless the node is marked bf16
+   and the processor has fast bf16. */
+ge_status ge_dn_attn16_prepare(const ge_prepare_ctx *p, void **state);
+ge_status ge_dn_attn16_run(const void *state, ge_kctx *ctx);
+void ge_dn_attn16_release(void *state);
+
 #endif

@@ -7,16 +7,43 @@
 #include <string.h>
 
 #include "backend/cpu/dnnl/dnnl_layout.h"
+#include "backend/cpu/dnnl/dnnl_pool.h"
 #include "backend/cpu/dnnl/dnnl_prim.h"
 #include "ops/fused.h"
 
 #define DN_ALIGN 64
 
+/* The stream and memory objects of one run (see ge_dn_run). */
+typedef struct dn_objs {
+  dnnl_stream_t stream;
+  dnnl_memory_t user_mem[GE_DN_MAX_ARGS]; /* around ge's tensors (IN / OUT) */
+  dnnl_memory_t prim_mem[GE_DN_MAX_ARGS]; /* the primitive's layout: packed, or in the run buffer */
+  dnnl_memory_t sum_mem[GE_DN_MAX_ARGS];  /* OUT with a sum input stored in another layout */
+  dnnl_memory_t scratch;
+} dn_objs;
+
 struct ge_dn_cache {
   pthread_mutex_t mu;
   void *buf;
   size_t cap;
+  /* created by the first run that holds the cache, around `buf`; later runs that hold it only
+     point the user memory objects at their tensors (creating a stream and memory objects per
+     run costs tens of microseconds per step) */
+  bool have_objs;
+  void *objs_buf;
+  dn_objs objs;
 };
+
+static void dn_objs_free(dn_objs *o) {
+  for (size_t i = 0; i < GE_DN_MAX_ARGS; i++) {
+    if (o->user_mem[i]) dnnl_memory_destroy(o->user_mem[i]);
+    if (o->prim_mem[i]) dnnl_memory_destroy(o->prim_mem[i]);
+    if (o->sum_mem[i]) dnnl_memory_destroy(o->sum_mem[i]);
+  }
+  if (o->scratch) dnnl_memory_destroy(o->scratch);
+  if (o->stream) dnnl_stream_destroy(o->stream);
+  memset(o, 0, sizeof *o);
+}
 
 static ge_dn_cache *dn_cache_new(void) {
   ge_dn_cache *c = calloc(1, sizeof *c);
@@ -30,6 +57,7 @@ static ge_dn_cache *dn_cache_new(void) {
 
 static void dn_cache_free(ge_dn_cache *c) {
   if (!c) return;
+  if (c->have_objs) dn_objs_free(&c->objs);
   pthread_mutex_destroy(&c->mu);
   ge_aligned_free(c->buf);
   free(c);
@@ -166,8 +194,35 @@ static ge_status dn_reorder(const ge_prepare_ctx *p, ge_dn_state *s, const dnnl_
   return GE_OK;
 }
 
+/* The first implementation oneDNN lists for op_desc whose name contains `impl`. */
+static dnnl_status_t dn_pd_by_impl(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t op_desc,
+                                   dnnl_primitive_attr_t attr, dnnl_engine_t eng, const char *impl) {
+  *pd = NULL;
+  dnnl_primitive_desc_iterator_t it = NULL;
+  dnnl_status_t st = dnnl_primitive_desc_iterator_create(&it, op_desc, attr, eng, NULL);
+  if (st != dnnl_success) return st;
+  do {
+    dnnl_primitive_desc_t cur = dnnl_primitive_desc_iterator_fetch(it);
+    const char *name = NULL;
+    if (!cur) break;
+    if (dnnl_primitive_desc_query(cur, dnnl_query_impl_info_str, 0, &name) == dnnl_success && name &&
+        strstr(name, impl)) {
+      *pd = cur;
+      break;
+    }
+    dnnl_primitive_desc_destroy(cur);
+  } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+  dnnl_primitive_desc_iterator_destroy(it);
+  return *pd ? dnnl_success : dnnl_unimplemented;
+}
+
 ge_status ge_dn_create(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_op_desc_t op_desc,
                        dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd_out) {
+  return ge_dn_create_impl(p, s, op_desc, attr, NULL, pd_out);
+}
+
+ge_status ge_dn_create_impl(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_op_desc_t op_desc,
+                            dnnl_primitive_attr_t attr, const char *impl, dnnl_primitive_desc_t *pd_out) {
   *pd_out = NULL;
   dnnl_primitive_attr_t own = NULL;
   dnnl_status_t st = dnnl_success;
@@ -177,7 +232,9 @@ ge_status ge_dn_create(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_op_de
   }
   if (st == dnnl_success) st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
   dnnl_primitive_desc_t pd = NULL;
-  if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, op_desc, attr, s->eng, NULL);
+  if (st == dnnl_success)
+    st = impl ? dn_pd_by_impl(&pd, op_desc, attr, s->eng, impl)
+              : dnnl_primitive_desc_create(&pd, op_desc, attr, s->eng, NULL);
   if (own) dnnl_primitive_attr_destroy(own);
   if (st != dnnl_success)
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: %s: %s", s->what, dn_status_name(st));
@@ -300,6 +357,7 @@ void ge_dn_release(void *state) {
   if (s->prim) dnnl_primitive_destroy(s->prim);
   if (s->eng) dnnl_engine_destroy(s->eng);
   if (s->fb) ge_dn_fallback_release(s->fb);
+  ge_dn_maxpool_free(s->maxpool);
   dn_cache_free(s->cache);
   free(s);
 }
@@ -353,12 +411,62 @@ static dnnl_status_t dn_exec_reorder(dnnl_primitive_t r, dnnl_stream_t stream, d
   return dnnl_primitive_execute(r, stream, scratch ? 3 : 2, args);
 }
 
-/* Thread safety: the state is read-only here.  Every run creates its own stream, its own memory
-   objects and one buffer for the scratchpad and the reordered activations, so concurrent runs of
-   one plan share nothing mutable; oneDNN primitives are safe to execute concurrently. */
+/* The user pointer of argument a in this run (NULL for CONST / TEMP). */
+static void *dn_user_ptr(const ge_dn_arg *a, const ge_kctx *ctx) {
+  if (a->kind == GE_DN_IN) return ctx->in[a->index]->data;
+  if (a->kind == GE_DN_OUT) return ctx->out[a->index]->data;
+  return NULL;
+}
+
+/* Creates the stream and memory objects of a run around buf (offsets off) and ctx's tensors. */
+static dnnl_status_t dn_objs_make(const ge_dn_state *s, char *buf, const size_t *off, const ge_kctx *ctx,
+                                  dn_objs *o) {
+  memset(o, 0, sizeof *o);
+  dnnl_status_t st = dnnl_stream_create(&o->stream, s->eng, dnnl_stream_default_flags);
+  if (st == dnnl_success && s->scratch_bytes) {
+    dnnl_memory_desc_t smd;
+    dnnl_dims_t sd = {(dnnl_dim_t)s->scratch_bytes};
+    st = dnnl_memory_desc_init_by_tag(&smd, 1, sd, dnnl_u8, dnnl_a);
+    if (st == dnnl_success) st = dnnl_memory_create(&o->scratch, &smd, s->eng, buf);
+  }
+  for (size_t i = 0; st == dnnl_success && i < s->n_args; i++) {
+    const ge_dn_arg *a = &s->args[i];
+    if (a->kind == GE_DN_CONST) {
+      st = dnnl_memory_create(&o->prim_mem[i], &a->prim_md, s->eng, a->packed);
+    } else if (a->kind == GE_DN_TEMP) {
+      st = dnnl_memory_create(&o->prim_mem[i], &a->prim_md, s->eng, buf + off[i]);
+    } else {
+      st = dnnl_memory_create(&o->user_mem[i], &a->user_md, s->eng, dn_user_ptr(a, ctx));
+      if (st == dnnl_success && !a->same) st = dnnl_memory_create(&o->prim_mem[i], &a->prim_md, s->eng, buf + off[i]);
+      if (st == dnnl_success && a->kind == GE_DN_OUT && a->sum_input >= 0 && !a->sum_same)
+        st = dnnl_memory_create(&o->sum_mem[i], &a->sum_md, s->eng, ctx->in[a->sum_input]->data);
+    }
+  }
+  if (st != dnnl_success) dn_objs_free(o);
+  return st;
+}
+
+/* Points cached objects at this run's tensors. */
+static dnnl_status_t dn_objs_rebind(const ge_dn_state *s, const ge_kctx *ctx, dn_objs *o) {
+  dnnl_status_t st = dnnl_success;
+  for (size_t i = 0; st == dnnl_success && i < s->n_args; i++) {
+    const ge_dn_arg *a = &s->args[i];
+    if (a->kind != GE_DN_IN && a->kind != GE_DN_OUT) continue;
+    st = dnnl_memory_set_data_handle_v2(o->user_mem[i], dn_user_ptr(a, ctx), o->stream);
+    if (st == dnnl_success && o->sum_mem[i])
+      st = dnnl_memory_set_data_handle_v2(o->sum_mem[i], ctx->in[a->sum_input]->data, o->stream);
+  }
+  return st;
+}
+
+/* Thread safety: the state is read-only here, except its cache, which one run at a time holds
+   (try-lock): that run uses the cached buffer and objects; a concurrent run of the same plan
+   creates its own stream, memory objects and buffer, so concurrent runs share nothing else
+   mutable; oneDNN primitives are safe to execute concurrently. */
 ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
   const ge_dn_state *s = state;
   if (s->fb) return ge_dn_fallback_run(s, ctx);
+  if (s->maxpool) return ge_dn_maxpool_run(s->maxpool, ctx);
   size_t off[GE_DN_MAX_ARGS];
   size_t total = dn_round(s->scratch_bytes);
   for (size_t i = 0; i < s->n_args; i++) {
@@ -368,10 +476,12 @@ ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
     if (a->kind == GE_DN_IN || a->kind == GE_DN_OUT) {
       const ge_tensor *t = a->kind == GE_DN_IN ? ((size_t)a->index < ctx->n_in ? ctx->in[a->index] : NULL)
                                                : ((size_t)a->index < ctx->n_out ? ctx->out[a->index] : NULL);
-      if (!t || !t->data || t->dtype != GE_F32 || t->nbytes != a->user_bytes)
-        return ge_kctx_fail(ctx, GE_ERR_SHAPE, "oneDNN %s: %s %d has %zu bytes (%s), the plan expects %zu float32 bytes",
+      /* ge's tensors are float32, or bfloat16 where a wrapper converted the input first */
+      ge_dtype want = a->user_md.data_type == dnnl_bf16 ? GE_BF16 : GE_F32;
+      if (!t || !t->data || t->dtype != want || t->nbytes != a->user_bytes)
+        return ge_kctx_fail(ctx, GE_ERR_SHAPE, "oneDNN %s: %s %d has %zu bytes (%s), the plan expects %zu %s bytes",
                             s->what, a->kind == GE_DN_IN ? "input" : "output", a->index, t ? t->nbytes : 0,
-                            t ? ge_dtype_name(t->dtype) : "missing", a->user_bytes);
+                            t ? ge_dtype_name(t->dtype) : "missing", a->user_bytes, ge_dtype_name(want));
       if (a->kind == GE_DN_OUT && a->sum_input >= 0) {
         const ge_tensor *sum = (size_t)a->sum_input < ctx->n_in ? ctx->in[a->sum_input] : NULL;
         if (!sum || !sum->data || sum->dtype != GE_F32 || sum->nbytes != a->user_bytes)
@@ -385,20 +495,23 @@ ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
     if (total > SIZE_MAX - r) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "oneDNN %s: buffer size overflows", s->what);
     total += r;
   }
-  /* the state's cached buffer when no other run holds it, else one of our own */
+  /* the state's cached buffer and objects when no other run holds them, else our own */
   char *buf = NULL;
-  bool cached = false;
+  ge_dn_cache *c = NULL;
   if (s->cache && pthread_mutex_trylock(&s->cache->mu) == 0) {
-    if (s->cache->cap < total || !s->cache->buf) {
-      ge_aligned_free(s->cache->buf);
-      s->cache->buf = ge_aligned_alloc(total ? total : 1);
-      s->cache->cap = s->cache->buf ? total : 0;
+    c = s->cache;
+    if (c->cap < total || !c->buf) {
+      if (c->have_objs) dn_objs_free(&c->objs);
+      c->have_objs = false;
+      ge_aligned_free(c->buf);
+      c->buf = ge_aligned_alloc(total ? total : 1);
+      c->cap = c->buf ? total : 0;
     }
-    if (s->cache->buf) {
-      buf = s->cache->buf;
-      cached = true;
+    if (c->buf) {
+      buf = c->buf;
     } else {
-      pthread_mutex_unlock(&s->cache->mu);
+      pthread_mutex_unlock(&c->mu);
+      c = NULL;
     }
   }
   if (!buf) buf = ge_aligned_alloc(total ? total : 1);
@@ -406,73 +519,65 @@ ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
 
   int threads = ctx->threads > 0 ? ctx->threads : s->threads;
   int prev = dn_threads_enter(&s->omp, threads);
-  dnnl_stream_t stream = NULL;
-  dnnl_memory_t user_mem[GE_DN_MAX_ARGS] = {0}, prim_mem[GE_DN_MAX_ARGS] = {0}, scratch = NULL;
+  dn_objs own, *o = &own;
+  dnnl_status_t st;
+  if (c && c->have_objs && c->objs_buf == (void *)buf) {
+    o = &c->objs;
+    st = dn_objs_rebind(s, ctx, o);
+  } else {
+    if (c && c->have_objs) dn_objs_free(&c->objs);
+    if (c) c->have_objs = false;
+    st = dn_objs_make(s, buf, off, ctx, o);
+    if (st == dnnl_success && c) {
+      c->objs = own;
+      c->objs_buf = buf;
+      c->have_objs = true;
+      o = &c->objs;
+    }
+  }
   dnnl_exec_arg_t args[GE_DN_MAX_ARGS + 1];
   int nargs = 0;
-  dnnl_status_t st = dnnl_stream_create(&stream, s->eng, dnnl_stream_default_flags);
-  if (st == dnnl_success && s->scratch_bytes) {
-    dnnl_memory_desc_t smd;
-    dnnl_dims_t sd = {(dnnl_dim_t)s->scratch_bytes};
-    st = dnnl_memory_desc_init_by_tag(&smd, 1, sd, dnnl_u8, dnnl_a);
-    if (st == dnnl_success) st = dnnl_memory_create(&scratch, &smd, s->eng, buf);
-  }
   for (size_t i = 0; st == dnnl_success && i < s->n_args; i++) {
     const ge_dn_arg *a = &s->args[i];
-    void *user = NULL;
-    if (a->kind == GE_DN_IN) user = ctx->in[a->index]->data;
-    else if (a->kind == GE_DN_OUT) user = ctx->out[a->index]->data;
-    if (a->kind == GE_DN_CONST) {
-      st = dnnl_memory_create(&prim_mem[i], &a->prim_md, s->eng, a->packed);
-    } else if (a->kind == GE_DN_TEMP) {
-      st = dnnl_memory_create(&prim_mem[i], &a->prim_md, s->eng, buf + off[i]);
-    } else {
-      st = dnnl_memory_create(&user_mem[i], &a->user_md, s->eng, user);
-      if (st == dnnl_success && !a->same)
-        st = dnnl_memory_create(&prim_mem[i], &a->prim_md, s->eng, buf + off[i]);
-    }
-    if (st != dnnl_success) break;
-    dnnl_memory_t pm = prim_mem[i] ? prim_mem[i] : user_mem[i];
-    if (a->kind == GE_DN_IN && !a->same) st = dn_exec_reorder(a->to_prim, stream, user_mem[i], pm, scratch);
-    if (a->kind == GE_DN_OUT && a->sum_input >= 0) {
+    dnnl_memory_t pm = o->prim_mem[i] ? o->prim_mem[i] : o->user_mem[i];
+    if (a->kind == GE_DN_IN && !a->same) st = dn_exec_reorder(a->to_prim, o->stream, o->user_mem[i], pm, o->scratch);
+    if (st == dnnl_success && a->kind == GE_DN_OUT && a->sum_input >= 0) {
       void *sum = ctx->in[a->sum_input]->data;
       if (a->sum_same) {
-        void *dst = a->same ? user : (void *)(buf + off[i]);
+        void *dst = a->same ? dn_user_ptr(a, ctx) : (void *)(buf + off[i]);
         if (sum != dst) memmove(dst, sum, a->prim_bytes);
       } else {
-        dnnl_memory_t sm = NULL;
-        st = dnnl_memory_create(&sm, &a->sum_md, s->eng, sum);
-        if (st == dnnl_success) st = dn_exec_reorder(a->to_prim, stream, sm, pm, scratch);
-        if (st == dnnl_success) st = dnnl_stream_wait(stream);
-        if (sm) dnnl_memory_destroy(sm);
+        st = dn_exec_reorder(a->to_prim, o->stream, o->sum_mem[i], pm, o->scratch);
+        if (st == dnnl_success) st = dnnl_stream_wait(o->stream);
       }
     }
     args[nargs].arg = a->arg;
     args[nargs].memory = pm;
     nargs++;
   }
-  if (st == dnnl_success && scratch) {
+  if (st == dnnl_success && o->scratch) {
     args[nargs].arg = DNNL_ARG_SCRATCHPAD;
-    args[nargs].memory = scratch;
+    args[nargs].memory = o->scratch;
     nargs++;
   }
-  if (st == dnnl_success) st = dnnl_primitive_execute(s->prim, stream, nargs, args);
+  if (st == dnnl_success) st = dnnl_primitive_execute(s->prim, o->stream, nargs, args);
   for (size_t i = 0; st == dnnl_success && i < s->n_args; i++) {
     const ge_dn_arg *a = &s->args[i];
-    if (a->kind == GE_DN_OUT && !a->same) st = dn_exec_reorder(a->from_prim, stream, prim_mem[i], user_mem[i], scratch);
+    if (a->kind == GE_DN_OUT && !a->same)
+      st = dn_exec_reorder(a->from_prim, o->stream, o->prim_mem[i], o->user_mem[i], o->scratch);
   }
-  if (st == dnnl_success) st = dnnl_stream_wait(stream);
-  for (size_t i = 0; i < s->n_args; i++) {
-    if (user_mem[i]) dnnl_memory_destroy(user_mem[i]);
-    if (prim_mem[i]) dnnl_memory_destroy(prim_mem[i]);
-  }
-  if (scratch) dnnl_memory_destroy(scratch);
-  if (stream) dnnl_stream_destroy(stream);
+  if (st == dnnl_success) st = dnnl_stream_wait(o->stream);
   dn_threads_leave(&s->omp, prev, threads);
-  if (cached)
-    pthread_mutex_unlock(&s->cache->mu);
-  else
+  if (o == &own) dn_objs_free(&own);
+  if (c) {
+    if (st != dnnl_success && c->have_objs) { /* start afresh next time */
+      dn_objs_free(&c->objs);
+      c->have_objs = false;
+    }
+    pthread_mutex_unlock(&c->mu);
+  } else {
     ge_aligned_free(buf);
+  }
   if (st != dnnl_success)
     return ge_kctx_fail(ctx, GE_ERR_INTERNAL, "oneDNN %s: execution failed: %s", s->what, dn_status_name(st));
   return GE_OK;

@@ -3,8 +3,9 @@
  * A kernel state wraps one oneDNN primitive created at prepare time, the memory layout each of
  * its arguments wants, the reorders between ge's plain row-major tensors and those layouts, and
  * the constant arguments (weights, bias) already reordered ("packed") into the primitive's
- * layout.  A run only creates the memory objects around the tensors it is handed, executes the
- * reorders and the primitive on a stream of its own, and frees its per-run buffer. */
+ * layout.  A run points memory objects at the tensors it is handed (cached in the state when no
+ * other run holds the cache, else created for the run) and executes the reorders and the
+ * primitive. */
 #ifndef GE_BACKEND_CPU_DNNL_PRIM_H
 #define GE_BACKEND_CPU_DNNL_PRIM_H
 
@@ -61,6 +62,7 @@ typedef struct ge_dn_state {
   size_t scratch_bytes;           /* max over the primitive and its reorders */
   const char *what;               /* "convolution", ... for messages */
   ge_dn_fallback *fb;             /* non-NULL: a wrapped reference kernel (no primitive) */
+  struct ge_dn_maxpool *maxpool;  /* non-NULL: dnnl_pool.c's channels-last max pool (no primitive) */
   ge_dn_cache *cache;             /* owned; NULL when it could not be allocated */
 } ge_dn_state;
 
@@ -74,6 +76,11 @@ void ge_dn_prepare_end(ge_dn_state *s, int saved_threads);
    here) and the primitive.  Returns GE_ERR_UNSUPPORTED (declines) when oneDNN cannot do it. */
 ge_status ge_dn_create(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_op_desc_t op_desc,
                        dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd_out);
+
+/* Like ge_dn_create with the first implementation oneDNN lists whose name contains `impl`
+   (e.g. "wino_4x3"); impl NULL: oneDNN's first choice.  GE_ERR_UNSUPPORTED when none. */
+ge_status ge_dn_create_impl(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_op_desc_t op_desc,
+                            dnnl_primitive_attr_t attr, const char *impl, dnnl_primitive_desc_t *pd_out);
 
 /* Adds argument `arg` of the primitive: user_md is ge's layout; the primitive's layout is
    queried from pd.  GE_DN_CONST packs `value` now. */

@@ -4,7 +4,11 @@
  * own (threads started twice per head) and exp from libm.  Here the (batch, head) pairs are
  * split over ge.intraOpThreads threads once per run; each runs its GEMMs single-threaded
  * (ge_sgemm) and a vectorised softmax.  When there are fewer pairs than threads, the GEMMs are
- * threaded instead.  Same semantics as the reference: a fully masked row gives NaN. */
+ * threaded instead.  Same semantics as the reference: a fully masked row gives NaN.
+ * On AVX-512 processors each pair runs fa_one_avx512 instead: register-tiled GEMMs and the
+ * softmax fused per block of 6 query rows (the scores stay in L1), about twice as fast as the
+ * packed ge_sgemm path on BERT-base's 12 x [128 x 64] heads.  In bf16 mode the oneDNN kernel
+ * of dnnl/dnnl_attn.c runs the node instead (it declines float32). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,11 @@
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/threadpool.h"
 #include "ops/fused.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#include <immintrin.h>
+#define FA_AVX512 1
+#endif
 
 typedef struct fa_state {
   float scale;
@@ -79,8 +88,180 @@ typedef struct fa_job {
   const int64_t *ob;
   const size_t *qs, *ks, *vs, *ms;
   int gemm_threads;
+  bool avx512; /* the fused AVX-512 path (fa_one_avx512); sc then holds FA_R x N + max(D, N) */
   int status; /* first failure (ge_status), written atomically */
 } fa_job;
+
+#ifdef FA_AVX512
+/* The AVX-512 path: per (batch, head), blocks of FA_R query rows go through
+ *   S = scale * Q_blk x KT  ->  mask + softmax (float32)  ->  Y_blk = S x V
+ * with the scores of the block (FA_R x N floats) staying in L1.  The register tile is FA_R rows
+ * x 64 columns (24 accumulators, B rows loaded once per k, A broadcast from memory); column
+ * tails use masked loads and stores, row tails point the missing A rows at a zero row and do
+ * not store them. */
+#define FA_R 6
+#define FA_NB 64
+
+/* C[r][0..ncols) = alpha * sum_k a[r][k] * B[k][0..ncols) for r < rows (ncols <= 64).  Written
+   out row by row so that the 24 accumulators stay in registers at -O2. */
+#define FA_ROW_DECL(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0
+#define FA_ROW_FMA(r)                                   \
+  do {                                                  \
+    __m512 av = _mm512_set1_ps(a##r[k]);                \
+    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);         \
+    c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1);         \
+    c##r##2 = _mm512_fmadd_ps(av, b2, c##r##2);         \
+    c##r##3 = _mm512_fmadd_ps(av, b3, c##r##3);         \
+  } while (0)
+#define FA_ROW_STORE(r)                                                     \
+  do {                                                                      \
+    if ((r) >= rows) return;                                                \
+    _mm512_mask_storeu_ps(c[r], m0, _mm512_mul_ps(c##r##0, al));            \
+    _mm512_mask_storeu_ps(c[r] + 16, m1, _mm512_mul_ps(c##r##1, al));       \
+    _mm512_mask_storeu_ps(c[r] + 32, m2, _mm512_mul_ps(c##r##2, al));       \
+    _mm512_mask_storeu_ps(c[r] + 48, m3, _mm512_mul_ps(c##r##3, al));       \
+  } while (0)
+
+static inline __mmask16 fa_mask(size_t ncols, size_t lo) {
+  size_t cnt = ncols > lo ? ncols - lo : 0;
+  return cnt >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cnt) - 1u);
+}
+
+__attribute__((target("avx512f"))) static void fa_tile(size_t K, const float *const a[FA_R], const float *B,
+                                                       size_t ldb, size_t ncols, float alpha,
+                                                       float *const c[FA_R], size_t rows) {
+  const __mmask16 m0 = fa_mask(ncols, 0), m1 = fa_mask(ncols, 16), m2 = fa_mask(ncols, 32),
+                  m3 = fa_mask(ncols, 48);
+  const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3], *a4 = a[4], *a5 = a[5];
+  FA_ROW_DECL(0);
+  FA_ROW_DECL(1);
+  FA_ROW_DECL(2);
+  FA_ROW_DECL(3);
+  FA_ROW_DECL(4);
+  FA_ROW_DECL(5);
+  for (size_t k = 0; k < K; k++) {
+    const float *br = B + k * ldb;
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, br), b1 = _mm512_maskz_loadu_ps(m1, br + 16),
+           b2 = _mm512_maskz_loadu_ps(m2, br + 32), b3 = _mm512_maskz_loadu_ps(m3, br + 48);
+    FA_ROW_FMA(0);
+    FA_ROW_FMA(1);
+    FA_ROW_FMA(2);
+    FA_ROW_FMA(3);
+    FA_ROW_FMA(4);
+    FA_ROW_FMA(5);
+  }
+  const __m512 al = _mm512_set1_ps(alpha);
+  FA_ROW_STORE(0);
+  FA_ROW_STORE(1);
+  FA_ROW_STORE(2);
+  FA_ROW_STORE(3);
+  FA_ROW_STORE(4);
+  FA_ROW_STORE(5);
+}
+#undef FA_ROW_DECL
+#undef FA_ROW_FMA
+#undef FA_ROW_STORE
+
+/* e^x in 16 lanes, the method of ge_fast_expf (fast_math.h): x clamped to [-87, 88.38],
+   x = n ln2 + r, the Cephes polynomial, 2^n by scalef; 0 below -87. */
+__attribute__((target("avx512f"))) static inline __m512 fa_exp16(__m512 x0) {
+  __m512 x = _mm512_min_ps(_mm512_max_ps(x0, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.37626f));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  p = _mm512_scalef_ps(p, n);
+  __mmask16 tiny = _mm512_cmp_ps_mask(x0, _mm512_set1_ps(-87.0f), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(tiny, p, _mm512_setzero_ps());
+}
+
+/* fa_softmax_row in 16 lanes: mask added and the maximum taken in one pass, exp and sum in a
+   second, the scaling in a third. */
+__attribute__((target("avx512f"))) static bool fa_softmax_avx512(float *restrict row, const float *restrict mask,
+                                                                 size_t mcol, size_t n, float scale) {
+  __m512 mx = _mm512_set1_ps(-INFINITY), vs = _mm512_set1_ps(scale);
+  __m512 mb = mask && !mcol ? _mm512_set1_ps(mask[0]) : _mm512_setzero_ps();
+  for (size_t j = 0; j < n; j += 16) {
+    __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
+    __m512 x = _mm512_maskz_loadu_ps(m, row + j);
+    if (scale != 1.f) x = _mm512_mul_ps(x, vs);
+    if (mask) x = _mm512_add_ps(x, mcol ? _mm512_maskz_loadu_ps(m, mask + j) : mb);
+    _mm512_mask_storeu_ps(row + j, m, x);
+    mx = _mm512_mask_max_ps(mx, m, mx, x);
+  }
+  float mxs = _mm512_reduce_max_ps(mx);
+  if (mxs == -INFINITY) return false;
+  __m512 vm = _mm512_set1_ps(mxs), sum = _mm512_setzero_ps();
+  for (size_t j = 0; j < n; j += 16) {
+    __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
+    __m512 e = fa_exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + j), vm));
+    e = _mm512_maskz_mov_ps(m, e);
+    _mm512_mask_storeu_ps(row + j, m, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  __m512 inv = _mm512_set1_ps(1.f / _mm512_reduce_add_ps(sum));
+  for (size_t j = 0; j < n; j += 16) {
+    __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
+    _mm512_mask_storeu_ps(row + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + j), inv));
+  }
+  return true;
+}
+
+/* One (batch, head) pair; sc holds FA_R x N scores, zero at least max(D, N) zeros. */
+__attribute__((target("avx512f"))) static void fa_one_avx512(fa_job *j, size_t qo, size_t ko, size_t vo,
+                                                             size_t mo, float *y, float *sc,
+                                                             const float *zero) {
+  const size_t M = j->M, N = j->N, D = j->D, Dv = j->Dv;
+  const float *q = j->q + qo, *kt = j->k + ko, *v = j->v + vo;
+  for (size_t i0 = 0; i0 < M; i0 += FA_R) {
+    size_t rows = M - i0 < FA_R ? M - i0 : FA_R;
+    const float *a[FA_R];
+    float *c[FA_R];
+    for (size_t r = 0; r < FA_R; r++) {
+      a[r] = r < rows ? q + (i0 + r) * D : zero;
+      c[r] = sc + r * N;
+    }
+    for (size_t n0 = 0; n0 < N; n0 += FA_NB) {
+      const float *an[FA_R];
+      float *cn[FA_R];
+      for (size_t r = 0; r < FA_R; r++) {
+        an[r] = a[r];
+        cn[r] = c[r] + n0;
+      }
+      fa_tile(D, an, kt + n0, N, N - n0 < FA_NB ? N - n0 : FA_NB, j->s->scale, cn, rows);
+    }
+    for (size_t r = 0; r < rows; r++) {
+      float *row = sc + r * N;
+      const float *mr = j->mk ? j->mk + mo + (i0 + r) * j->m_row : NULL;
+      if (!fa_softmax_avx512(row, mr, j->m_col, N, 1.f))
+        for (size_t cc = 0; cc < N; cc++) row[cc] = NAN;
+    }
+    const float *pa[FA_R];
+    for (size_t r = 0; r < FA_R; r++) pa[r] = r < rows ? sc + r * N : zero;
+    for (size_t d0 = 0; d0 < Dv; d0 += FA_NB) {
+      float *yc[FA_R];
+      for (size_t r = 0; r < FA_R; r++) yc[r] = y + (i0 + (r < rows ? r : 0)) * Dv + d0;
+      fa_tile(N, pa, v + d0, Dv, Dv - d0 < FA_NB ? Dv - d0 : FA_NB, 1.f, yc, rows);
+    }
+  }
+}
+#endif
+
+bool ge_fast_attn_softmax_row(float *row, const float *mask, size_t mcol, size_t n, float scale) {
+#ifdef FA_AVX512
+  if (__builtin_cpu_supports("avx512f")) return fa_softmax_avx512(row, mask, mcol, n, scale);
+#endif
+  if (scale != 1.f)
+    for (size_t j = 0; j < n; j++) row[j] *= scale;
+  return fa_softmax_row(row, mask, mcol, n);
+}
 
 static void fa_one(fa_job *j, size_t b, float *sc) {
   size_t qo = 0, ko = 0, vo = 0, mo = 0, rem = b;
@@ -93,6 +274,12 @@ static void fa_one(fa_job *j, size_t b, float *sc) {
     mo += i * j->ms[d];
   }
   size_t M = j->M, N = j->N;
+#ifdef FA_AVX512
+  if (j->avx512) {
+    fa_one_avx512(j, qo, ko, vo, mo, j->y + b * M * j->Dv, sc, sc + FA_R * N);
+    return;
+  }
+#endif
   ge_status st = ge_sgemm(false, false, M, N, j->D, j->s->scale, j->q + qo, j->D, j->k + ko, N, 0.f, sc, N,
                           j->gemm_threads);
   if (st == GE_OK) {
@@ -113,13 +300,20 @@ static void fa_one(fa_job *j, size_t b, float *sc) {
 
 static void fa_chunk(void *arg, size_t begin, size_t end) {
   fa_job *j = arg;
-  float *sc = ge_aligned_alloc(j->M * j->N * sizeof(float));
+  size_t scn = j->M * j->N; /* checked by fa_run */
+#ifdef FA_AVX512
+  if (j->avx512) scn = FA_R * j->N + (j->D > j->N ? j->D : j->N);
+#endif
+  float *sc = ge_aligned_alloc(scn * sizeof(float));
   if (!sc) {
     int expected = GE_OK;
     __atomic_compare_exchange_n(&j->status, &expected, (int)GE_ERR_OUT_OF_MEMORY, false, __ATOMIC_RELAXED,
                                 __ATOMIC_RELAXED);
     return;
   }
+#ifdef FA_AVX512
+  if (j->avx512) memset(sc + FA_R * j->N, 0, (scn - FA_R * j->N) * sizeof(float));
+#endif
   for (size_t b = begin; b < end; b++) fa_one(j, b, sc);
   ge_aligned_free(sc);
 }
@@ -151,6 +345,13 @@ static ge_status fa_run(const void *state, ge_kctx *ctx) {
   fa_job j = {.s = s, .q = Q->data, .k = K->data, .v = V->data, .mk = Mk ? Mk->data : NULL, .y = Y->data,
               .M = M, .N = N, .D = D, .Dv = Dv, .m_row = m_row, .m_col = m_col, .rb = rb, .ob = ob,
               .qs = qs, .ks = ks, .vs = vs, .ms = ms, .gemm_threads = 1, .status = GE_OK};
+#ifdef FA_AVX512
+  __builtin_cpu_init();
+  /* the fused path runs the pairs on threads; with fewer pairs than threads the threaded GEMMs
+     of the general path use the cores better */
+  j.avx512 = __builtin_cpu_supports("avx512f") && batch >= (size_t)threads && D <= SIZE_MAX / FA_R / 4 &&
+             N <= (SIZE_MAX / sizeof(float) - (D > N ? D : N)) / FA_R;
+#endif
   if (batch >= (size_t)threads) {
     ge_parallel_for(threads, batch, fa_chunk, &j);
   } else {

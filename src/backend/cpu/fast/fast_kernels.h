@@ -17,4 +17,9 @@ extern const ge_kernel_def ge_fast_kernels_ew[];
 extern const ge_kernel_def ge_fast_kernels_move[];
 extern const ge_kernel_def ge_fast_kernels_reduce[];
 
+/* attention.c: one row of attention scores in place, row = softmax(row * scale + mask), the mask
+   read with stride mcol (0: one value for the row, 1: dense; NULL: none), vectorised (AVX-512
+   where the processor has it); false for a fully masked row, left for the caller (NaN). */
+bool ge_fast_attn_softmax_row(float *row, const float *mask, size_t mcol, size_t n, float scale);
+
 #endif

@@ -1,0 +1,101 @@
+/* Max pooling of channels-last float32 images (see dnnl_pool.h). */
+#pragma GCC optimize("O3", "no-trapping-math", "no-math-errno") /* vectorise the channel loops */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/cpu_dispatch.h"
+#include "backend/cpu/dnnl/dnnl_pool.h"
+#include "backend/cpu/threadpool.h"
+
+struct ge_dn_maxpool {
+  int64_t n, c, ih, iw, oh, ow, kh, kw, sh, sw, ph, pw;
+  size_t in_bytes, out_bytes;
+};
+
+ge_status ge_dn_maxpool_new(const ge_prepare_ctx *p, const int64_t *x, const int64_t *y, const int64_t *k,
+                            const int64_t *s, const int64_t *pl, ge_dn_maxpool **out) {
+  *out = NULL;
+  size_t in_n = 1, out_n = 1;
+  for (int i = 0; i < 4; i++) {
+    if (x[i] < 1 || y[i] < 1 || ge_mul_overflow_size(in_n, (size_t)x[i], &in_n) ||
+        ge_mul_overflow_size(out_n, (size_t)y[i], &out_n))
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "channels-last max pool: empty or too large");
+  }
+  if (x[0] != y[0] || x[1] != y[1] || in_n > SIZE_MAX / 4 || out_n > SIZE_MAX / 4)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "channels-last max pool: shapes");
+  for (int i = 0; i < 2; i++)
+    if (k[i] < 1 || s[i] < 1 || pl[i] < 0 || pl[i] >= k[i])
+      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "channels-last max pool: window");
+  ge_dn_maxpool *m = calloc(1, sizeof *m);
+  if (!m) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  *m = (ge_dn_maxpool){.n = x[0], .c = x[1], .ih = x[2], .iw = x[3], .oh = y[2], .ow = y[3], .kh = k[0],
+                       .kw = k[1], .sh = s[0], .sw = s[1], .ph = pl[0], .pw = pl[1],
+                       .in_bytes = in_n * 4, .out_bytes = out_n * 4};
+  /* every window must hold at least one input pixel */
+  if ((m->oh - 1) * m->sh - m->ph >= m->ih || (m->ow - 1) * m->sw - m->pw >= m->iw) {
+    free(m);
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "channels-last max pool: a window lies in the padding");
+  }
+  *out = m;
+  return GE_OK;
+}
+
+void ge_dn_maxpool_free(ge_dn_maxpool *m) { free(m); }
+
+typedef struct pool_job {
+  const ge_dn_maxpool *m;
+  const float *x;
+  float *y;
+} pool_job;
+
+/* y[c] = max(y[c], x[c]) over one channel vector */
+static inline void vmax(float *restrict y, const float *restrict x, size_t c) {
+  for (size_t i = 0; i < c; i++) y[i] = x[i] > y[i] ? x[i] : y[i];
+}
+
+GE_CPU_CLONES static void pool_rows(void *arg, size_t begin, size_t end) {
+  const pool_job *j = arg;
+  const ge_dn_maxpool *m = j->m;
+  size_t c = (size_t)m->c;
+  for (size_t r = begin; r < end; r++) { /* r = image * oh + output row */
+    int64_t b = (int64_t)r / m->oh, oy = (int64_t)r % m->oh;
+    int64_t y0 = oy * m->sh - m->ph, y1 = y0 + m->kh;
+    if (y0 < 0) y0 = 0;
+    if (y1 > m->ih) y1 = m->ih;
+    const float *img = j->x + (size_t)b * (size_t)(m->ih * m->iw) * c;
+    float *out = j->y + r * (size_t)m->ow * c;
+    for (int64_t ox = 0; ox < m->ow; ox++, out += c) {
+      int64_t x0 = ox * m->sw - m->pw, x1 = x0 + m->kw;
+      if (x0 < 0) x0 = 0;
+      if (x1 > m->iw) x1 = m->iw;
+      bool first = true;
+      for (int64_t iy = y0; iy < y1; iy++)
+        for (int64_t ix = x0; ix < x1; ix++) {
+          const float *src = img + (size_t)(iy * m->iw + ix) * c;
+          if (first) {
+            memcpy(out, src, c * sizeof *out);
+            first = false;
+          } else {
+            vmax(out, src, c);
+          }
+        }
+    }
+  }
+}
+
+ge_status ge_dn_maxpool_run(const ge_dn_maxpool *m, ge_kctx *ctx) {
+  const ge_tensor *x = ctx->n_in > 0 ? ctx->in[0] : NULL;
+  ge_tensor *y = ctx->n_out > 0 ? ctx->out[0] : NULL;
+  if (!x || !y || !x->data || !y->data || x->dtype != GE_F32 || y->dtype != GE_F32 || x->nbytes != m->in_bytes ||
+      y->nbytes != m->out_bytes)
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "channels-last max pool: input has %zu bytes, output %zu; the plan expects %zu and %zu float32 bytes",
+                        x ? x->nbytes : 0, y ? y->nbytes : 0, m->in_bytes, m->out_bytes);
+  pool_job j = {m, x->data, y->data};
+  size_t rows = (size_t)(m->n * m->oh);
+  /* a thread is worth starting for ~256K window elements (input pixels x channels read) */
+  size_t work = m->out_bytes / 4 * (size_t)(m->kh * m->kw);
+  int threads = ctx->threads > 1 && work >= ((size_t)1 << 18) ? ctx->threads : 1;
+  ge_parallel_for(threads, rows, pool_rows, &j);
+  return GE_OK;
+}
