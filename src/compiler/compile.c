@@ -396,6 +396,16 @@ static ge_status set_inplace_hints(const ge_plan *p, ge_mem_request *req, const 
       int32_t r = req_of[root];
       if (r < 0 || (size_t)r == i || req[r].last != req[i].first || req[r].size != req[i].size) continue;
       if (!types_same(&p->slots[u].type, to) || !slot_layout_same(p, u, slots[i])) continue;
+      /* the same buffer read through an input that may not share it (FusedConv(a, w, b, a):
+         the convolution reads a's neighbourhoods while it writes) */
+      bool other_reader = false;
+      for (uint32_t k = 0; k < s->n_in && !other_reader; k++) {
+        if (k == j || s->in[k] == GE_SLOT_NONE) continue;
+        uint32_t w = s->in[k];
+        int32_t rk = p->alias_of && p->alias_of[w] >= 0 ? p->alias_of[w] : (int32_t)w;
+        if (rk == root && (k >= 32 || !(s->k->inplace_inputs & (1u << k)))) other_reader = true;
+      }
+      if (other_reader) continue;
       req[i].inplace_of = r;
     }
   }

@@ -4,6 +4,7 @@
 
 #include "compiler/layout.h"
 #include "compiler/program.h"
+#include "passes/pass.h"
 
 const char *ge_layout_name(int layout) {
   switch (layout) {
@@ -11,7 +12,9 @@ const char *ge_layout_name(int layout) {
   case GE_LAYOUT_NHWC: return "nhwc";
   case GE_LAYOUT_NC8C: return "nChw8c";
   case GE_LAYOUT_NC16C: return "nChw16c";
+  case GE_LAYOUT_NHWC_BF16: return "nhwc_bf16";
   case GE_LAYOUT_ANY: return "any";
+  case GE_LAYOUT_ANY_BF16: return "any_bf16";
   default: return "?";
   }
 }
@@ -22,7 +25,9 @@ static int64_t block_of(int layout) {
 
 static bool dims_fit(int layout, const int64_t *dims, int rank) {
   if (layout == GE_LAYOUT_PLAIN) return true;
-  if (layout != GE_LAYOUT_NHWC && layout != GE_LAYOUT_NC8C && layout != GE_LAYOUT_NC16C) return false;
+  if (layout != GE_LAYOUT_NHWC && layout != GE_LAYOUT_NC8C && layout != GE_LAYOUT_NC16C &&
+      layout != GE_LAYOUT_NHWC_BF16)
+    return false;
   if (rank < 3 || rank > 5) return false;
   for (int i = 0; i < rank; i++)
     if (dims[i] < 0) return false;
@@ -38,7 +43,8 @@ bool ge_layout_fits(int layout, const ge_type *t) {
 /* Element offset of (n, c, s) in layout l, for [N, C, SP]. */
 static size_t offset_of(int l, size_t n, size_t c, size_t s, size_t C, size_t SP) {
   switch (l) {
-  case GE_LAYOUT_NHWC: return (n * SP + s) * C + c;
+  case GE_LAYOUT_NHWC:
+  case GE_LAYOUT_NHWC_BF16: return (n * SP + s) * C + c;
   case GE_LAYOUT_NC8C:
   case GE_LAYOUT_NC16C: {
     size_t k = (size_t)block_of(l);
@@ -62,8 +68,12 @@ ge_status ge_layout_convert(void *dst, const void *src, const int64_t *dims, int
   size_t bytes = 0;
   if (ge_mul_overflow_size(numel, elem, &bytes))
     return ge_error(GE_ERR_INVALID_ARGUMENT, "layout conversion: tensor too large");
+  bool f16 = from == GE_LAYOUT_NHWC_BF16, t16 = to == GE_LAYOUT_NHWC_BF16;
+  if ((f16 || t16) && elem != 4)
+    return ge_error(GE_ERR_INVALID_ARGUMENT, "layout conversion %s -> %s: %zu-byte elements (bf16 storage needs float32)",
+                    ge_layout_name(from), ge_layout_name(to), elem);
   if (from == to || rank < 3) {
-    if (bytes) memcpy(dst, src, bytes);
+    if (bytes) memcpy(dst, src, f16 && t16 ? bytes / 2 : bytes);
     return GE_OK;
   }
   size_t N = (size_t)dims[0], C = (size_t)dims[1];
@@ -73,8 +83,25 @@ ge_status ge_layout_convert(void *dst, const void *src, const int64_t *dims, int
     for (size_t c = 0; c < C; c++)
       for (size_t s = 0; s < SP; s++) {
         size_t si = offset_of(from, n, c, s, C, SP), di = offset_of(to, n, c, s, C, SP);
-        if (elem == 4) memcpy(dp + di * 4, sp + si * 4, 4);
-        else memcpy(dp + di * elem, sp + si * elem, elem);
+        if (f16 && t16) {
+          memcpy(dp + di * 2, sp + si * 2, 2);
+        } else if (f16) {
+          uint16_t h;
+          memcpy(&h, sp + si * 2, 2);
+          uint32_t u = (uint32_t)h << 16;
+          memcpy(dp + di * 4, &u, 4);
+        } else if (t16) {
+          uint32_t u;
+          memcpy(&u, sp + si * 4, 4);
+          uint16_t h;
+          if ((u & 0x7fffffffu) > 0x7f800000u) h = (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+          else h = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+          memcpy(dp + di * 2, &h, 2);
+        } else if (elem == 4) {
+          memcpy(dp + di * 4, sp + si * 4, 4);
+        } else {
+          memcpy(dp + di * elem, sp + si * elem, elem);
+        }
       }
   return GE_OK;
 }
@@ -150,6 +177,9 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
   size_t *ioff = calloc(g->n_nodes + 1, sizeof *ioff), *ooff = calloc(g->n_nodes + 1, sizeof *ooff);
   size_t max_in = 1, max_out = 1, tin = 0, tout = 0;
   uint8_t *ipref = NULL, *opref = NULL, *readers_ok = NULL, *n_readers = NULL, *consumer_want = NULL;
+  uint8_t *readers_bf16 = NULL;
+  /* bf16 storage only where every bf16-marked op may compute in bf16 (not the mix modes) */
+  bool bf16_ok = p->opts.precision_mode == GE_PRECISION_FP32_TO_BF16;
   ge_infer_input *in = NULL;
   ge_type *out_t = NULL;
   int32_t *prod = NULL;
@@ -173,10 +203,13 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
   readers_ok = malloc(p->n_slots + 1);
   n_readers = calloc(p->n_slots + 1, 1);
   consumer_want = calloc(p->n_slots + 1, 1);
-  if (!ipref || !opref || !in || !out_t || !prod || !readers_ok || !n_readers || !consumer_want) goto oom;
+  readers_bf16 = malloc(p->n_slots + 1);
+  if (!ipref || !opref || !in || !out_t || !prod || !readers_ok || !n_readers || !consumer_want || !readers_bf16)
+    goto oom;
   for (size_t v = 0; v < p->n_slots; v++) {
     prod[v] = -1;
     readers_ok[v] = 1;
+    readers_bf16[v] = 1;
   }
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ge_node *n = &g->nodes[i];
@@ -189,8 +222,10 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
       if (v < 0 || (size_t)v >= p->n_slots) continue;
       uint8_t pr = ipref[ioff[i] + k];
       if (pr == GE_LAYOUT_PLAIN) readers_ok[v] = 0;
+      if (pr != GE_LAYOUT_NHWC_BF16 && pr != GE_LAYOUT_ANY_BF16) readers_bf16[v] = 0;
       if (n_readers[v] < 255) n_readers[v]++;
-      if (pr != GE_LAYOUT_PLAIN && pr != GE_LAYOUT_ANY && !consumer_want[v]) consumer_want[v] = pr;
+      if (pr != GE_LAYOUT_PLAIN && pr != GE_LAYOUT_ANY && pr != GE_LAYOUT_ANY_BF16 && !consumer_want[v])
+        consumer_want[v] = pr;
     }
   }
   /* node order is topological: a producer's inputs are decided before its outputs */
@@ -208,16 +243,20 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
         want = GE_LAYOUT_NHWC;
       } else if (policy == GE_LAYOUT_POLICY_BLOCKED) {
         want = GE_LAYOUT_NC16C;
-      } else if (pr != GE_LAYOUT_ANY) {
+      } else if (pr != GE_LAYOUT_ANY && pr != GE_LAYOUT_ANY_BF16) {
         want = pr; /* the producer's preference */
       } else {
         /* a producer that writes what it is given: its inputs' layout, else its readers' */
         for (size_t k = 0; k < n->n_inputs && want == GE_LAYOUT_PLAIN; k++) {
           int32_t u = n->inputs[k];
-          if (u >= 0 && ipref[ioff[i] + k] == GE_LAYOUT_ANY) want = p->layout[u];
+          uint8_t ik = ipref[ioff[i] + k];
+          if (u >= 0 && (ik == GE_LAYOUT_ANY || ik == GE_LAYOUT_ANY_BF16)) want = p->layout[u];
         }
         if (want == GE_LAYOUT_PLAIN) want = consumer_want[v];
       }
+      /* bf16 storage: only when the producer writes it (not a float32-only "any") and every
+         reader takes it; else the same, float32 */
+      if (want == GE_LAYOUT_NHWC_BF16 && (!bf16_ok || !readers_bf16[v] || pr == GE_LAYOUT_ANY)) want = GE_LAYOUT_NHWC;
       p->layout[v] = fit(want, t);
     }
   }
@@ -233,6 +272,7 @@ done:
   free(readers_ok);
   free(n_readers);
   free(consumer_want);
+  free(readers_bf16);
   free(ioff);
   free(ooff);
   return st;

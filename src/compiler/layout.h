@@ -18,6 +18,12 @@
  * prefer.  Blocked layouts need C to be a multiple of the block (no padded buffers); otherwise
  * the value is channels-last instead.
  *
+ * bf16 storage (GE_LAYOUT_NHWC_BF16): under allow_fp32_to_bf16, a value whose producer prefers
+ * it (a convolution computing in bf16) becomes bf16 channels-last when every reader accepts it
+ * (its preference is GE_LAYOUT_NHWC_BF16 or GE_LAYOUT_ANY_BF16: bf16 convolutions, oneDNN
+ * pooling, a bf16 FusedConv's residual); otherwise it is float32 channels-last.  A producer that
+ * takes any layout (pooling) passes bf16 storage on under the same condition.
+ *
  * Policies (ge.exec.layout, for experiments): auto (above), nhwc (every non-plain value
  * channels-last), blocked (nChw16c, else NHWC), plain (everything plain). */
 #ifndef GE_COMPILER_LAYOUT_H
@@ -33,9 +39,15 @@ typedef enum ge_layout {
   GE_LAYOUT_NHWC,      /* channels last: N, spatial..., C */
   GE_LAYOUT_NC8C,      /* oneDNN nC[d][h]w8c: N, C/8, spatial..., 8   (C % 8 == 0) */
   GE_LAYOUT_NC16C,     /* oneDNN nC[d][h]w16c: N, C/16, spatial..., 16 (C % 16 == 0) */
+  /* channels last with the elements stored as bfloat16 (round to nearest even): the value's
+     logical type stays float32 (its buffer float32-sized, half of it used).  Only between
+     kernels that read / write bf16 anyway (bf16 convolutions, pooling), under
+     ge.exec.precision_mode=allow_fp32_to_bf16, and only when every reader accepts it. */
+  GE_LAYOUT_NHWC_BF16,
   GE_LAYOUT_COUNT,
   /* preferences only (never a slot's layout): the operand may have any layout */
-  GE_LAYOUT_ANY = 0xfe,
+  GE_LAYOUT_ANY_BF16 = 0xfd, /* any layout, bf16 storage (GE_LAYOUT_NHWC_BF16) included */
+  GE_LAYOUT_ANY = 0xfe,      /* any float32 layout (not GE_LAYOUT_NHWC_BF16) */
 } ge_layout;
 
 typedef enum ge_layout_policy {
@@ -45,7 +57,8 @@ typedef enum ge_layout_policy {
   GE_LAYOUT_POLICY_PLAIN,
 } ge_layout_policy;
 
-/* "plain", "nhwc", "nChw8c", "nChw16c" ("any" for GE_LAYOUT_ANY, "?" otherwise). */
+/* "plain", "nhwc", "nChw8c", "nChw16c", "nhwc_bf16" ("any" / "any_bf16" for the preferences,
+   "?" otherwise). */
 const char *ge_layout_name(int layout);
 
 /* True when a tensor of type t can be stored in layout l: plain always; the others need a
@@ -54,7 +67,8 @@ bool ge_layout_fits(int layout, const ge_type *t);
 
 /* Converts a dense tensor of dims (rank 3..5: N, C, spatial...) and element size elem between
    layout `from` and layout `to` (src and dst must not overlap).  GE_ERR_INVALID_ARGUMENT when a
-   layout does not fit the dims. */
+   layout does not fit the dims.  GE_LAYOUT_NHWC_BF16 on either side: elem must be 4 (float32),
+   that side holds bf16 elements and the others are converted (to bf16: round to nearest even). */
 ge_status ge_layout_convert(void *dst, const void *src, const int64_t *dims, int rank, size_t elem,
                             int from, int to);
 

@@ -5,6 +5,11 @@
  *     oneDNN: the wrapped reference kernel) -> Conv graph compiled under every policy: the
  *     layouts the plan records, and outputs equal to the all-plain plan's within 1e-4;
  *   - dumps (ge.exec.enableDump) of non-plain values are written plain;
+ *   - bf16 storage (GE_LAYOUT_NHWC_BF16): its conversions, and a chain Conv -> FusedConv with
+ *     residual -> MaxPool -> Conv marked bf16 under allow_fp32_to_bf16: values between them are
+ *     stored bf16 (where the processor computes bf16), one also read by a float32 Conv stays
+ *     float32 channels-last, and the outputs agree with float32 within bf16 tolerance (run
+ *     twice, at 1 and 2 threads); not under allow_mix_precision_bf16;
  *   - the option ge.exec.layout. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +23,8 @@
 #include <string.h>
 #include <ftw.h>
 #include <sys/stat.h>
+
+#include <dnnl.h>
 
 #include "compiler/layout.h"
 #include "compiler/program.h"
@@ -56,6 +63,7 @@ static void test_convert(void **unused) {
   (void)unused;
   int64_t d4[] = {2, 32, 3, 5}, d5[] = {1, 16, 2, 3, 2}, d3[] = {3, 8, 7};
   for (int l = GE_LAYOUT_NHWC; l < GE_LAYOUT_COUNT; l++) {
+    if (l == GE_LAYOUT_NHWC_BF16) continue; /* lossy: test_convert_bf16 */
     roundtrip(d4, 4, l);
     roundtrip(d5, 5, l);
     if (l != GE_LAYOUT_NC16C) roundtrip(d3, 3, l);
@@ -73,6 +81,45 @@ static void test_convert(void **unused) {
   assert_false(ge_layout_fits(GE_LAYOUT_NHWC, &t2));
   assert_true(ge_layout_fits(GE_LAYOUT_PLAIN, &t2));
   assert_string_equal(ge_layout_name(GE_LAYOUT_NC16C), "nChw16c");
+}
+
+/* float32 <-> bf16 storage: exact for values with 8 significant bits, round to nearest even,
+   NaN kept; the element order is channels-last; only float32 elements. */
+static void test_convert_bf16(void **unused) {
+  (void)unused;
+  int64_t d[] = {2, 5, 3, 4};
+  size_t n = 2 * 5 * 3 * 4;
+  float a[120], c[120], e[120];
+  uint16_t b[240]; /* float32-sized like a slot: only the first half is written */
+  for (size_t i = 0; i < n; i++) a[i] = (float)i - 60.f; /* exact in bf16 */
+  a[7] = 1.f + 1.f / 256.f;        /* a tie: rounds to even (1.0) */
+  a[8] = 1.f + 3.f / 256.f;        /* a tie: rounds to even (1 + 1/64) */
+  a[9] = NAN;
+  memset(b, 0xab, sizeof b);
+  assert_int_equal(ge_layout_convert(b, a, d, 4, 4, GE_LAYOUT_PLAIN, GE_LAYOUT_NHWC_BF16), GE_OK);
+  assert_int_equal(b[n], 0xabab);
+  assert_int_equal(ge_layout_convert(c, b, d, 4, 4, GE_LAYOUT_NHWC_BF16, GE_LAYOUT_PLAIN), GE_OK);
+  for (size_t i = 0; i < n; i++) {
+    if (i == 9) {
+      assert_true(isnan(c[i]));
+      continue;
+    }
+    float want = i == 7 ? 1.f : i == 8 ? 1.f + 1.f / 64.f : a[i];
+    if (c[i] != want) fail_msg("bf16 round trip [%zu]: %g -> %g, expected %g", i, a[i], c[i], want);
+  }
+  /* element (n=0, c=1, s=0) is the second stored element */
+  float f;
+  uint32_t u = (uint32_t)b[1] << 16;
+  memcpy(&f, &u, 4);
+  assert_true(f == a[12]);
+  /* through channels-last float32 */
+  assert_int_equal(ge_layout_convert(e, b, d, 4, 4, GE_LAYOUT_NHWC_BF16, GE_LAYOUT_NHWC), GE_OK);
+  assert_int_equal(ge_layout_convert(c, e, d, 4, 4, GE_LAYOUT_NHWC, GE_LAYOUT_PLAIN), GE_OK);
+  assert_true(c[0] == a[0] && c[119] == a[119]);
+  assert_int_equal(ge_layout_convert(b, a, d, 4, 2, GE_LAYOUT_PLAIN, GE_LAYOUT_NHWC_BF16), GE_ERR_INVALID_ARGUMENT);
+  ge_type t = ge_test_type(GE_F32, d, 4);
+  assert_true(ge_layout_fits(GE_LAYOUT_NHWC_BF16, &t));
+  assert_string_equal(ge_layout_name(GE_LAYOUT_NHWC_BF16), "nhwc_bf16");
 }
 
 /* ------------------------------------------------------------------ a small CNN */
@@ -265,6 +312,120 @@ static void test_dump_plain(void **unused) {
   ge_test_net_free(&n);
 }
 
+/* ------------------------------------------------------------------ bf16 storage */
+
+/* x [1, 16, 20, 20] -> Conv 3x3 (32) "a" -> FusedConv 3x3 + bias + residual r + Relu "b" (r:
+   Conv 1x1 (32) of x; its buffer may be b's: both bf16) ->
+   MaxPool 3/2 "c" -> Conv 1x1 (64) "d" -> GlobalAveragePool "y"; c is also read by a Conv 1x1
+   (32) "e" -> GlobalAveragePool "z".  With `marked`, every node but c4 is marked bf16. */
+static void build_bf16(ge_test_net *c, bool marked) {
+  rng = 0x9e3779b97f4a7c15ull;
+  ge_test_net_init(c, "bf16act", &rng);
+  int64_t xd[] = {1, 16, 20, 20};
+  assert_int_equal(ge_graph_add_input(c->g, "x", GE_F32, xd, 4), GE_OK);
+  int64_t w1[] = {32, 16, 3, 3}, w2[] = {32, 32, 3, 3}, b2[] = {32}, w3[] = {64, 32, 1, 1}, w4[] = {32, 32, 1, 1}, w0[] = {32, 16, 1, 1};
+  ge_test_net_const(c, "w1", w1, 4, 0.2f);
+  ge_test_net_const(c, "w0", w0, 4, 0.3f);
+  ge_test_net_const(c, "w2", w2, 4, 0.1f);
+  ge_test_net_const(c, "b2", b2, 1, 0.1f);
+  ge_test_net_const(c, "w3", w3, 4, 0.2f);
+  ge_test_net_const(c, "w4", w4, 4, 0.2f);
+  int64_t pads1[] = {1, 1, 1, 1}, k3[] = {3, 3}, s2[] = {2, 2};
+  size_t m = marked ? 1 : 0;
+  ge_attr c_attr[] = {GE_ATTR_INTS("pads", pads1, 4), GE_ATTR_STRING("ge_compute_precision", "bf16")};
+  ge_attr fc_attr[] = {GE_ATTR_INTS("pads", pads1, 4), GE_ATTR_STRING("activation", "Relu"),
+                       GE_ATTR_STRING("ge_compute_precision", "bf16")};
+  ge_attr mp_attr[] = {GE_ATTR_INTS("kernel_shape", k3, 2), GE_ATTR_INTS("strides", s2, 2),
+                       GE_ATTR_INTS("pads", pads1, 4), GE_ATTR_STRING("ge_compute_precision", "bf16")};
+  ge_attr p_attr[] = {GE_ATTR_STRING("ge_compute_precision", "bf16")};
+  ge_test_net_node(c, "Conv", "c0", (const char *[]){"x", "w0"}, 2, "r", p_attr, m);
+  ge_test_net_node(c, "Conv", "c1", (const char *[]){"x", "w1"}, 2, "a", c_attr, 1 + m);
+  ge_test_net_node(c, "ai.ge::FusedConv", "c2", (const char *[]){"a", "w2", "b2", "r"}, 4, "b", fc_attr, 2 + m);
+  ge_test_net_node(c, "MaxPool", "mp", (const char *[]){"b"}, 1, "c", mp_attr, 3 + m);
+  ge_test_net_node(c, "Conv", "c3", (const char *[]){"c", "w3"}, 2, "d", p_attr, m);
+  ge_test_net_node(c, "GlobalAveragePool", "gap", (const char *[]){"d"}, 1, "y", p_attr, m);
+  ge_test_net_node(c, "Conv", "c4", (const char *[]){"c", "w4"}, 2, "e", NULL, 0);
+  ge_test_net_node(c, "GlobalAveragePool", "gap2", (const char *[]){"e"}, 1, "z", p_attr, m);
+  assert_int_equal(ge_graph_add_output(c->g, "y"), GE_OK);
+  assert_int_equal(ge_graph_add_output(c->g, "z"), GE_OK);
+  assert_int_equal(ge_graph_toposort(c->g), GE_OK);
+}
+
+static ge_plan *compile_mode(const ge_graph *g, const char *mode, int threads) {
+  ge_options o;
+  ge_options_default(&o);
+  char th[8];
+  snprintf(th, sizeof th, "%d", threads);
+  ge_option kv[] = {{"ge.exec.precision_mode", mode}, {"ge.intraOpThreads", th}};
+  assert_int_equal(ge_options_apply(&o, kv, 2), GE_OK);
+  ge_plan *p = NULL;
+  ge_status st = ge_plan_compile(g, NULL, &o, &p);
+  if (st != GE_OK) fail_msg("compile (%s): %s", mode, ge_last_error());
+  assert_non_null(p->layout);
+  return p;
+}
+
+static void run2(const ge_plan *p, ge_tensor *x, ge_tensor **out) {
+  out[0] = out[1] = NULL;
+  ge_status st = ge_plan_run(p, &x, 1, out, 2);
+  if (st != GE_OK) fail_msg("run: %s", ge_last_error());
+}
+
+static void test_bf16_storage(void **unused) {
+  (void)unused;
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  bool has_bf16 = ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+  ge_test_net nf, nb;
+  build_bf16(&nf, false);
+  build_bf16(&nb, true);
+  int64_t xd[] = {1, 16, 20, 20};
+  ge_tensor *x = rand_t(xd, 4, 1.f);
+  ge_plan *pf = compile_mode(nf.g, "allow_fp32_to_bf16", 1); /* nothing marked: float32 */
+  for (size_t v = 0; v < pf->n_slots; v++) assert_true(pf->layout[v] != GE_LAYOUT_NHWC_BF16);
+  ge_tensor *ref[2];
+  run2(pf, x, ref);
+  for (int threads = 1; threads <= 2; threads++) {
+    ge_plan *p = compile_mode(nb.g, "allow_fp32_to_bf16", threads);
+    const char *bf[] = {"r", "a", "b", "d"};
+    for (size_t i = 0; i < 4; i++) {
+      int l = lay(p, bf[i]);
+      if (has_bf16 ? l != GE_LAYOUT_NHWC_BF16 : l == GE_LAYOUT_NHWC_BF16)
+        fail_msg("bf16 %s: value %s is %s", has_bf16 ? "available" : "unavailable", bf[i], ge_layout_name(l));
+    }
+    /* c: read by a float32 Conv too, so float32; d: read by the pool, stored bf16 */
+    if (has_bf16) {
+      assert_int_equal(lay(p, "c"), GE_LAYOUT_NHWC);
+      assert_true(lay(p, "e") != GE_LAYOUT_NHWC_BF16);
+    }
+    assert_int_equal(lay(p, "y"), GE_LAYOUT_PLAIN);
+    ge_tensor *y[2], *y2[2];
+    run2(p, x, y);
+    run2(p, x, y2);
+    for (int k = 0; k < 2; k++) {
+      assert_int_equal(y[k]->numel, ref[k]->numel);
+      assert_memory_equal(y[k]->data, y2[k]->data, y[k]->nbytes);
+      const float *a = y[k]->data, *b = ref[k]->data;
+      double scale = 0;
+      for (size_t i = 0; i < ref[k]->numel; i++) scale = fmax(scale, fabs(b[i]));
+      for (size_t i = 0; i < y[k]->numel; i++)
+        if (!(fabs((double)a[i] - b[i]) <= 2e-2 * scale + 1e-6))
+          fail_msg("threads %d output %d [%zu]: bf16 %g vs float32 %g (max %g)", threads, k, i, a[i], b[i], scale);
+      ge_tensor_free(y[k]);
+      ge_tensor_free(y2[k]);
+    }
+    ge_plan_free(p);
+  }
+  /* the mix mode keeps float32 storage */
+  ge_plan *pm = compile_mode(nb.g, "allow_mix_precision_bf16", 1);
+  for (size_t v = 0; v < pm->n_slots; v++) assert_true(pm->layout[v] != GE_LAYOUT_NHWC_BF16);
+  ge_plan_free(pm);
+  for (int k = 0; k < 2; k++) ge_tensor_free(ref[k]);
+  ge_plan_free(pf);
+  ge_tensor_free(x);
+  ge_test_net_free(&nf);
+  ge_test_net_free(&nb);
+}
+
 static void test_option(void **unused) {
   (void)unused;
   ge_options o;
@@ -280,6 +441,8 @@ static void test_option(void **unused) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_convert),
+      cmocka_unit_test(test_convert_bf16),
+      cmocka_unit_test(test_bf16_storage),
       cmocka_unit_test(test_plan_layouts),
       cmocka_unit_test(test_plain_boundaries),
       cmocka_unit_test(test_dump_plain),

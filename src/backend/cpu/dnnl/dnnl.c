@@ -170,6 +170,7 @@ static bool conv_wino_ok(const ge_shape *x, const ge_shape *w, const ge_shape *y
    "any", and its layouts; nothing is packed. */
 typedef struct conv_query {
   uint8_t src, dst;
+  bool bf16; /* the primitive computes in bf16 (source and weights) */
 } conv_query;
 
 /* cdt: the compute data type of source and weights (dnnl_f32, or bf16/f16: dnnl_lowp.h).
@@ -329,6 +330,7 @@ static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   if (st == GE_OK && q) {
     q->src = (uint8_t)ge_dn_md_to_layout(dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0));
     q->dst = (uint8_t)ge_dn_md_to_layout(dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0));
+    q->bf16 = cdt == dnnl_bf16;
     st = GE_ERR_STATE; /* the query ends here: nothing to pack */
   }
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &src_u, NULL, -1);
@@ -347,14 +349,18 @@ static ge_status conv_impl_dt(const ge_prepare_ctx *p, void **state, int flags, 
   return conv_prepare_impl(p, state, (flags & 1) != 0, (flags & 2) != 0, cdt, q);
 }
 /* What the convolution's primitive picks for its activations with format "any" (bf16 source
-   when the precision pass marked the node and the processor can). */
+   when the precision pass marked the node and the processor can).  A convolution that really
+   computes in bf16 with channels-last activations prefers them stored bf16 (GE_LAYOUT_NHWC_BF16:
+   its source is converted anyway; its destination, and a residual summed into it, are then
+   bf16 too), and takes a bf16-stored residual. */
 static void conv_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out, int flags) {
-  conv_query q = {GE_LAYOUT_PLAIN, GE_LAYOUT_PLAIN};
+  conv_query q = {GE_LAYOUT_PLAIN, GE_LAYOUT_PLAIN, false};
   void *st = &q;
   if (ge_dn_lowp_prepare(p, &st, conv_impl_dt, flags | 4) != GE_ERR_STATE) return;
-  in[0] = q.src;
-  out[0] = q.dst;
-  if ((flags & 1) && p->n_in > 3) in[3] = GE_LAYOUT_ANY; /* the residual: reordered if it differs */
+  in[0] = q.bf16 && q.src == GE_LAYOUT_NHWC ? GE_LAYOUT_NHWC_BF16 : q.src;
+  out[0] = q.bf16 && q.dst == GE_LAYOUT_NHWC ? GE_LAYOUT_NHWC_BF16 : q.dst;
+  /* the residual: reordered if it differs */
+  if ((flags & 1) && p->n_in > 3) in[3] = q.bf16 ? GE_LAYOUT_ANY_BF16 : GE_LAYOUT_ANY;
 }
 static void conv_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) { conv_pref(p, in, out, 0); }
 static void fconv_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) { conv_pref(p, in, out, 1); }
@@ -656,15 +662,15 @@ static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool m
 static ge_status pool_impl_dt(const ge_prepare_ctx *p, void **state, int flags, dnnl_data_type_t cdt) {
   return pool_prepare_impl(p, state, (flags & 1) != 0, (flags & 2) != 0, cdt);
 }
-/* Pooling reads its input in any layout and writes its output in the same (global pooling:
-   a plain output). */
+/* Pooling reads its input in any layout, bf16 storage included, and writes its output in the
+   same (global pooling: a plain output). */
 static void pool_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) {
   if (!ge_dn_static_f32(p) || has_out(p, 1) || p->n_out < 1) return;
   int r = in_shape(p, 0)->rank;
   if (r < 3 || r > 5 || is_const(p, 0)) return;
   bool global = strncmp(p->node->op_type, "Global", 6) == 0;
-  in[0] = GE_LAYOUT_ANY;
-  if (!global) out[0] = GE_LAYOUT_ANY;
+  in[0] = GE_LAYOUT_ANY_BF16;
+  if (!global) out[0] = GE_LAYOUT_ANY_BF16;
 }
 static ge_status maxpool_prepare(const ge_prepare_ctx *p, void **state) {
   if (ge_node_attr_int(p->node, "storage_order", 0) != 0 && has_out(p, 1))

@@ -115,6 +115,7 @@ static dnnl_format_tag_t layout_tag(int layout, int ndims) {
       {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc},
       {dnnl_nCw8c, dnnl_nChw8c, dnnl_nCdhw8c},
       {dnnl_nCw16c, dnnl_nChw16c, dnnl_nCdhw16c},
+      {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc}, /* GE_LAYOUT_NHWC_BF16 */
   };
   if (ndims < 3 || ndims > 5 || layout < 0 || layout >= GE_LAYOUT_COUNT) return dnnl_format_tag_undef;
   return tags[layout][ndims - 3];
@@ -130,6 +131,7 @@ ge_status ge_dn_md_layout(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int n
     return ge_prepare_fail(p, GE_ERR_INTERNAL, "oneDNN: layout %s of a rank-%d tensor", ge_layout_name(layout), ndims);
   dnnl_dims_t d;
   for (int i = 0; i < ndims; i++) d[i] = dims[i];
+  if (layout == GE_LAYOUT_NHWC_BF16) dt = dnnl_bf16; /* how the value is stored, whatever the compute */
   if (dnnl_memory_desc_init_by_tag(md, ndims, d, dt, tag) != dnnl_success)
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: %s memory descriptor rejected", ge_layout_name(layout));
   return GE_OK;
@@ -138,6 +140,7 @@ ge_status ge_dn_md_layout(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int n
 int ge_dn_md_to_layout(const dnnl_memory_desc_t *md) {
   if (!md || md->ndims < 3 || md->ndims > 5 || md->format_kind != dnnl_blocked) return GE_LAYOUT_PLAIN;
   for (int l = GE_LAYOUT_NHWC; l < GE_LAYOUT_COUNT; l++) {
+    if (l == GE_LAYOUT_NHWC_BF16) continue; /* a storage type, not a format: NHWC */
     dnnl_memory_desc_t t;
     if (dnnl_memory_desc_init_by_tag(&t, md->ndims, md->dims, md->data_type, layout_tag(l, md->ndims)) ==
             dnnl_success &&

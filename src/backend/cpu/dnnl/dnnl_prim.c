@@ -9,6 +9,7 @@
 #include "backend/cpu/dnnl/dnnl_layout.h"
 #include "backend/cpu/dnnl/dnnl_pool.h"
 #include "backend/cpu/dnnl/dnnl_prim.h"
+#include "compiler/layout.h"
 #include "ops/fused.h"
 
 #define DN_ALIGN 64
@@ -273,6 +274,13 @@ static ge_status dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_
   a->same = dnnl_memory_desc_equal(&a->user_md, &a->prim_md) != 0;
   a->sum_md = sum_md ? *sum_md : a->user_md;
   a->sum_same = dnnl_memory_desc_equal(&a->sum_md, &a->prim_md) != 0;
+  if (kind == GE_DN_IN) a->stored16 = ge_dn_in_layout(p, (size_t)index) == GE_LAYOUT_NHWC_BF16;
+  if (kind == GE_DN_OUT) a->stored16 = ge_dn_out_layout(p, (size_t)index) == GE_LAYOUT_NHWC_BF16;
+  if (kind == GE_DN_OUT && sum_input >= 0)
+    a->sum_stored16 = ge_dn_in_layout(p, (size_t)sum_input) == GE_LAYOUT_NHWC_BF16;
+  if ((a->stored16 && a->user_md.data_type != dnnl_bf16) || (a->sum_stored16 && a->sum_md.data_type != dnnl_bf16))
+    return ge_prepare_fail(p, GE_ERR_INTERNAL, "oneDNN: %s: operand %d is stored bf16 but described otherwise",
+                           s->what, index);
   s->n_args++; /* from here on release() owns what we create */
   if (kind == GE_DN_TEMP) {
     a->same = false;
@@ -477,16 +485,20 @@ ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
       const ge_tensor *t = a->kind == GE_DN_IN ? ((size_t)a->index < ctx->n_in ? ctx->in[a->index] : NULL)
                                                : ((size_t)a->index < ctx->n_out ? ctx->out[a->index] : NULL);
       /* ge's tensors are float32, or bfloat16 where a wrapper converted the input first */
-      ge_dtype want = a->user_md.data_type == dnnl_bf16 ? GE_BF16 : GE_F32;
-      if (!t || !t->data || t->dtype != want || t->nbytes != a->user_bytes)
+      /* (a float32 value stored bf16: float32-typed, float32-sized, its first half used) */
+      ge_dtype want = a->user_md.data_type == dnnl_bf16 && !a->stored16 ? GE_BF16 : GE_F32;
+      size_t want_bytes = a->stored16 ? 2 * a->user_bytes : a->user_bytes;
+      if (!t || !t->data || t->dtype != want || t->nbytes != want_bytes)
         return ge_kctx_fail(ctx, GE_ERR_SHAPE, "oneDNN %s: %s %d has %zu bytes (%s), the plan expects %zu %s bytes",
                             s->what, a->kind == GE_DN_IN ? "input" : "output", a->index, t ? t->nbytes : 0,
-                            t ? ge_dtype_name(t->dtype) : "missing", a->user_bytes, ge_dtype_name(want));
+                            t ? ge_dtype_name(t->dtype) : "missing", want_bytes, ge_dtype_name(want));
       if (a->kind == GE_DN_OUT && a->sum_input >= 0) {
         const ge_tensor *sum = (size_t)a->sum_input < ctx->n_in ? ctx->in[a->sum_input] : NULL;
-        if (!sum || !sum->data || sum->dtype != GE_F32 || sum->nbytes != a->user_bytes)
+        /* the Sum input is float32-sized whether stored float32 or bf16 */
+        size_t sum_bytes = dnnl_memory_desc_get_size(&a->sum_md) * (a->sum_stored16 ? 2 : 1);
+        if (!sum || !sum->data || sum->dtype != GE_F32 || sum->nbytes != sum_bytes)
           return ge_kctx_fail(ctx, GE_ERR_SHAPE, "oneDNN %s: input %d (Sum) has %zu bytes, the plan expects %zu",
-                              s->what, a->sum_input, sum ? sum->nbytes : 0, a->user_bytes);
+                              s->what, a->sum_input, sum ? sum->nbytes : 0, sum_bytes);
       }
     }
     if (a->same) continue;
