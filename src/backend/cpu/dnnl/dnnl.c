@@ -376,6 +376,19 @@ static ge_status deconv_prepare(const ge_prepare_ctx *p, void **state) {
 
 /* ------------------------------------------------------------------ MatMul / FusedMatMul */
 
+/* The matmul primitive (MatMul, Gemm and their fused forms) for src a, weights b, an optional
+   bias and dst c under attr, checked against the compute dtype. */
+static ge_status matmul_pd(const ge_prepare_ctx *p, ge_dn_state *s, const dnnl_memory_desc_t *a,
+                           const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *bias,
+                           const dnnl_memory_desc_t *c, dnnl_primitive_attr_t attr, const char *what,
+                           dnnl_data_type_t cdt, dnnl_primitive_desc_t *pd) {
+  dnnl_matmul_desc_t d;
+  if (dnnl_matmul_desc_init(&d, a, b, bias, c) != dnnl_success)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN %s: descriptor rejected", what);
+  GE_CHECK(ge_dn_create(p, s, &d, attr, pd));
+  return ge_dn_lowp_check(p, *pd, cdt);
+}
+
 static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, dnnl_data_type_t cdt) {
   if (!ge_dn_static_f32(p) || !has_in(p, 1))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: needs static float32 shapes");
@@ -453,14 +466,7 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   if (st == GE_OK && fused) st = ge_dn_append_act(p, po);
   if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: post-ops");
-  if (st == GE_OK) {
-    dnnl_matmul_desc_t d;
-    if (dnnl_matmul_desc_init(&d, &a_p, &b_a, bias ? &bias_u : NULL, &c_u) != dnnl_success)
-      st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: descriptor rejected");
-    else
-      st = ge_dn_create(p, s, &d, attr, &pd);
-    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
-  }
+  if (st == GE_OK) st = matmul_pd(p, s, &a_p, &b_a, bias ? &bias_u : NULL, &c_u, attr, "matmul", cdt, &pd);
   /* bf16: the activation is handed over as plain bf16, converted by the run (ge_dn_mm16_run,
      dnnl_lowp.c) rather than by a oneDNN reorder */
   if (st == GE_OK)
@@ -542,14 +548,7 @@ static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   if (st == GE_OK && fused) st = ge_dn_append_act(p, po);
   if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: post-ops");
-  if (st == GE_OK) {
-    dnnl_matmul_desc_t d;
-    if (dnnl_matmul_desc_init(&d, &a_p, &b_a, c_bias ? &c_u : NULL, &y_u) != dnnl_success)
-      st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: descriptor rejected");
-    else
-      st = ge_dn_create(p, s, &d, attr, &pd);
-    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, cdt);
-  }
+  if (st == GE_OK) st = matmul_pd(p, s, &a_p, &b_a, c_bias ? &c_u : NULL, &y_u, attr, "gemm", cdt, &pd);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &a_u, NULL, -1);
   if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);
   if (st == GE_OK && has_c)
