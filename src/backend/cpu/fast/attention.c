@@ -47,7 +47,6 @@ static ge_status fa_prepare(const ge_prepare_ctx *p, void **state) {
 /* One row: row += mask (stride mcol: 0 broadcast, 1 dense), then softmax in place.  Returns
    false for a fully masked row (every entry -inf), which the caller fills with NaN.
    Reductions run in 16 lanes so that they vectorise without reassociation flags. */
-#define FA_LANES 16
 GE_FAST_CLONES
 static bool fa_softmax_row(float *restrict row, const float *restrict mask, size_t mcol, size_t n) {
   if (mask) {
@@ -58,24 +57,9 @@ static bool fa_softmax_row(float *restrict row, const float *restrict mask, size
       for (size_t j = 0; j < n; j++) row[j] += m;
     }
   }
-  float lm[FA_LANES];
-  for (size_t l = 0; l < FA_LANES; l++) lm[l] = -INFINITY;
-  size_t j = 0;
-  for (; j + FA_LANES <= n; j += FA_LANES)
-    for (size_t l = 0; l < FA_LANES; l++) lm[l] = row[j + l] > lm[l] ? row[j + l] : lm[l];
-  float mx = -INFINITY;
-  for (; j < n; j++) mx = row[j] > mx ? row[j] : mx;
-  for (size_t l = 0; l < FA_LANES; l++) mx = lm[l] > mx ? lm[l] : mx;
+  float mx = ge_fast_row_max(row, n);
   if (mx == -INFINITY) return false;
-  for (j = 0; j < n; j++) row[j] = ge_fast_expf(row[j] - mx);
-  float ls[FA_LANES] = {0};
-  for (j = 0; j + FA_LANES <= n; j += FA_LANES)
-    for (size_t l = 0; l < FA_LANES; l++) ls[l] += row[j + l];
-  float sum = 0.f;
-  for (; j < n; j++) sum += row[j];
-  for (size_t l = 0; l < FA_LANES; l++) sum += ls[l];
-  float inv = 1.f / sum;
-  for (j = 0; j < n; j++) row[j] *= inv;
+  ge_fast_softmax_from_max(row, row, n, mx);
   return true;
 }
 

@@ -3,6 +3,8 @@
 #ifndef GE_BACKEND_CPU_FAST_MATH_H
 #define GE_BACKEND_CPU_FAST_MATH_H
 
+#include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -40,6 +42,36 @@ static inline float ge_fast_expf(float x0) {
   memcpy(&s, &bits, sizeof s);
   /* below -87 the result would be subnormal (slow in everything that reads it): 0 */
   return x0 < -87.0f ? 0.0f : p * s;
+}
+
+/* Lanes of the row loops below: independent accumulators the compiler keeps in one vector. */
+#define GE_FAST_LANES 16
+
+/* The largest of x[0..n) (-inf when n == 0). */
+static inline float ge_fast_row_max(const float *x, size_t n) {
+  float lm[GE_FAST_LANES];
+  for (size_t l = 0; l < GE_FAST_LANES; l++) lm[l] = -INFINITY;
+  size_t i = 0;
+  for (; i + GE_FAST_LANES <= n; i += GE_FAST_LANES)
+    for (size_t l = 0; l < GE_FAST_LANES; l++) lm[l] = x[i + l] > lm[l] ? x[i + l] : lm[l];
+  float mx = -INFINITY;
+  for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+  for (size_t l = 0; l < GE_FAST_LANES; l++) mx = lm[l] > mx ? lm[l] : mx;
+  return mx;
+}
+
+/* y = softmax(x) over n elements, given mx = ge_fast_row_max(x, n); y may be x. */
+static inline void ge_fast_softmax_from_max(const float *x, float *y, size_t n, float mx) {
+  GE_IVDEP for (size_t i = 0; i < n; i++) y[i] = ge_fast_expf(x[i] - mx);
+  float ls[GE_FAST_LANES] = {0};
+  size_t i = 0;
+  for (; i + GE_FAST_LANES <= n; i += GE_FAST_LANES)
+    for (size_t l = 0; l < GE_FAST_LANES; l++) ls[l] += y[i + l];
+  float sum = 0.f;
+  for (; i < n; i++) sum += y[i];
+  for (size_t l = 0; l < GE_FAST_LANES; l++) sum += ls[l];
+  float inv = 1.f / sum;
+  GE_IVDEP for (size_t k = 0; k < n; k++) y[k] *= inv;
 }
 
 #endif

@@ -165,24 +165,8 @@ static void sm_rows(const sm_job *j, size_t begin, size_t end) {
   for (size_t o = begin; o < end; o++) {
     const float *restrict xr = j->x + o * n;
     float *restrict yr = j->y + o * n;
-    float lm[TF_LANES];
-    for (size_t l = 0; l < TF_LANES; l++) lm[l] = -INFINITY;
-    size_t i = 0;
-    for (; i + TF_LANES <= n; i += TF_LANES)
-      for (size_t l = 0; l < TF_LANES; l++) lm[l] = xr[i + l] > lm[l] ? xr[i + l] : lm[l];
-    float mx = -INFINITY;
-    for (; i < n; i++) mx = xr[i] > mx ? xr[i] : mx;
-    for (size_t l = 0; l < TF_LANES; l++) mx = lm[l] > mx ? lm[l] : mx;
     /* a row of -inf (or holding +inf / NaN) gives NaN like the reference: x - mx is NaN */
-    for (i = 0; i < n; i++) yr[i] = ge_fast_expf(xr[i] - mx);
-    float ls[TF_LANES] = {0};
-    for (i = 0; i + TF_LANES <= n; i += TF_LANES)
-      for (size_t l = 0; l < TF_LANES; l++) ls[l] += yr[i + l];
-    float sum = 0.f;
-    for (; i < n; i++) sum += yr[i];
-    for (size_t l = 0; l < TF_LANES; l++) sum += ls[l];
-    float inv = 1.f / sum;
-    for (i = 0; i < n; i++) yr[i] *= inv;
+    ge_fast_softmax_from_max(xr, yr, n, ge_fast_row_max(xr, n));
   }
 }
 
