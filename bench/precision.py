@@ -3,11 +3,12 @@
 and the agreement of the lower precision with ge's own fp32 results on random inputs.
 
     .venv/bin/python bench/precision.py [--models tests/models/out] [--only resnet50,bert_base]
-        [--precision bf16|mixed_bf16|fp16|mixed_fp16] [--threads 2] [--iters 10] [--warmup 2]
+        [--precision bf16|mixed_bf16|fp16|mixed_fp16] [--threads 2] [--iters 10] [--warmup 2] [--rounds 3]
         [--n 1000] [--batch 8] [--seq 128] [--no-speed] [--no-agreement] [--json F]
 
-Speed: batch 1 (the benchmark inputs saved next to each model), median and p90 of --iters runs
-after --warmup, all three engines at --threads intra-op threads, in this one process.
+Speed: batch 1 (the benchmark inputs saved next to each model), all three engines at --threads
+intra-op threads, in this one process; the engines take turns (--rounds turns of --iters runs
+each, after --warmup), and the median and p90 are over all of an engine's runs.
 Agreement: --n random inputs (default 1000, as issue 6 asks) in batches of --batch through ge fp32
 and ge in --precision:
   CNN (resnet50, mobilenetv2, googlenet): top-1 agreement (target >= 99%), and the mean cosine
@@ -42,15 +43,13 @@ def percentile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def timeit(run, iters, warmup):
-    for _ in range(warmup):
-        run()
+def timed(run, iters):
     ts = []
     for _ in range(iters):
         t = time.perf_counter()
         run()
         ts.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(ts), percentile(ts, 0.9)
+    return ts
 
 
 def ge_session(path, threads, precision):
@@ -73,19 +72,36 @@ def saved_feeds(path, sess):
 
 
 def speed(path, a):
-    res = {}
+    """All three sessions are created first; then --rounds times each engine runs --iters timed
+    runs in turn (after --warmup untimed ones in the first round), with a short pause between
+    engines so that one engine's idle threads have stopped spinning before the next one runs.
+    Median and p90 are over all rounds, so a noisy neighbour weighs on every engine alike."""
     engines = [("ge_" + a.precision, lambda: ge_session(path, a.threads, a.precision)),
                ("ge_fp32", lambda: ge_session(path, a.threads, "fp32")),
                ("ort_fp32", lambda: ort_session(path, a.threads))]
+    sess, res, times = {}, {}, {}
     for name, make in engines:
         t0 = time.perf_counter()
         s = make()
         feeds = saved_feeds(path, s)
         s.run(None, feeds)
-        first = (time.perf_counter() - t0) * 1e3
-        med, p90 = timeit(lambda: s.run(None, feeds), a.iters, a.warmup)
-        res[name] = {"median_ms": med, "p90_ms": p90, "first_ms": first}
-        del s
+        res[name] = {"first_ms": (time.perf_counter() - t0) * 1e3}
+        sess[name] = (s, feeds)
+        times[name] = []
+    for r in range(a.rounds):
+        order = [n for n, _ in engines]
+        if r % 2:
+            order.reverse()
+        for name in order:
+            s, feeds = sess[name]
+            if r == 0:
+                timed(lambda: s.run(None, feeds), a.warmup)
+            times[name] += timed(lambda: s.run(None, feeds), a.iters)
+            time.sleep(0.1)
+    for name, ts in times.items():
+        res[name].update({"median_ms": statistics.median(ts), "p90_ms": percentile(ts, 0.9),
+                          "runs": len(ts)})
+    sess.clear()
     return res
 
 
@@ -159,6 +175,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="speed: the engines take turns this many times (--iters runs each turn)")
     ap.add_argument("--n", type=int, default=1000, help="random inputs for the agreement (default 1000)")
     ap.add_argument("--batch", type=int, default=8, help="batch size of the agreement runs")
     ap.add_argument("--seq", type=int, default=128, help="BERT sequence length of the agreement runs")
@@ -181,9 +199,9 @@ def main():
             sp = speed(path, a)
             out[model]["speed"] = sp
             low, f32, ort = sp["ge_" + a.precision], sp["ge_fp32"], sp["ort_fp32"]
-            print("%-12s speed (batch 1, %d threads, median/p90 ms): ge %s %.1f/%.1f | ge fp32 %.1f/%.1f | "
+            print("%-12s speed (batch 1, %d threads, %d rounds of %d runs, median/p90 ms): ge %s %.1f/%.1f | ge fp32 %.1f/%.1f | "
                   "ort fp32 %.1f/%.1f | ort/ge-%s %.2fx (target >= 3x) | ge fp32/ge-%s %.2fx"
-                  % (model, a.threads, a.precision, low["median_ms"], low["p90_ms"], f32["median_ms"],
+                  % (model, a.threads, a.rounds, a.iters, a.precision, low["median_ms"], low["p90_ms"], f32["median_ms"],
                      f32["p90_ms"], ort["median_ms"], ort["p90_ms"], a.precision,
                      ort["median_ms"] / low["median_ms"], a.precision, f32["median_ms"] / low["median_ms"]),
                   flush=True)

@@ -16,7 +16,7 @@
 /* Elements per thread below which another thread (a fresh pthread per call, tens of us)
    costs more than it saves: pure data moves (half a MiB of float32), and math of a few ns per
    element. */
-#define GE_FO_MIN_MOVE ((size_t)131072)
+#define GE_FO_MIN_MOVE ((size_t)32768)
 #define GE_FO_MIN_MATH ((size_t)32768)
 
 /* The loops of these files are compiled at O3 with -fno-trapping-math -fno-math-errno (a

@@ -20,7 +20,7 @@
 #include "ops/fused.h"
 
 /* Below this many elements per call a second thread costs more than it saves. */
-#define GE_TF_MIN_PAR ((size_t)262144)
+#define GE_TF_MIN_PAR ((size_t)32768)
 #define TF_LANES 16
 
 static int tf_threads(int requested, size_t work) {
