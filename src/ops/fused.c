@@ -83,11 +83,28 @@ static ge_status infer_gelu(ge_infer_ctx *c) {
   return GE_OK;
 }
 
-/* Q [..,M,D], KT [..,D,N], V [..,N,Dv] -> [broadcast(..), M, Dv] */
+/* Q [..,M,D], KT [..,D,N], V [..,N,Dv] -> [broadcast(..), M, Dv]; the layout attribute's
+   operands are permuted to / from the logical order first */
 static ge_status infer_attention(ge_infer_ctx *c) {
   for (size_t i = 0; i < 3; i++) GE_CHECK(ge_infer_check_dtype(c, i, k_float));
   if (c->n_in > 3 && c->in[3].present) GE_CHECK(ge_infer_check_dtype(c, 3, k_float));
-  const ge_shape *q = &c->in[0].type->shape, *k = &c->in[1].type->shape, *v = &c->in[2].type->shape;
+  int64_t lay = ge_node_attr_int(c->node, "layout", 0);
+  if (lay < 0 || lay > (int64_t)GE_ATTN_LAYOUT_ALL)
+    return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "layout %lld is not a combination of 1, 2, 4, 8",
+                         (long long)lay);
+  static const int32_t p_q[4] = {0, 2, 1, 3}, p_k[4] = {0, 2, 3, 1};
+  ge_shape ls[3] = {c->in[0].type->shape, c->in[1].type->shape, c->in[2].type->shape};
+  static const unsigned bits[3] = {GE_ATTN_LAYOUT_Q, GE_ATTN_LAYOUT_KT, GE_ATTN_LAYOUT_V};
+  static const char *const names[3] = {"Q", "KT", "V"};
+  for (int i = 0; i < 3; i++) {
+    if (!((unsigned)lay & bits[i]) || ls[i].rank < 0) continue;
+    if (ls[i].rank != 4)
+      return ge_infer_fail(c, GE_ERR_SHAPE, "layout %lld: %s must have rank 4, got %d", (long long)lay,
+                           names[i], ls[i].rank);
+    ge_shape t = ls[i];
+    for (int d = 0; d < 4; d++) ls[i].dims[d] = t.dims[i == 1 ? p_k[d] : p_q[d]];
+  }
+  const ge_shape *q = &ls[0], *k = &ls[1], *v = &ls[2];
   if (q->rank < 0 || k->rank < 0 || v->rank < 0) {
     ge_infer_set(c, 0, GE_F32, NULL);
     return GE_OK;
@@ -112,6 +129,13 @@ static ge_status infer_attention(ge_infer_ctx *c) {
   if (o.rank + 2 > GE_MAX_RANK) return ge_infer_fail(c, GE_ERR_SHAPE, "result rank too large");
   o.dims[o.rank++] = q->dims[q->rank - 2];
   o.dims[o.rank++] = v->dims[v->rank - 1];
+  if ((unsigned)lay & GE_ATTN_LAYOUT_Y) {
+    if (o.rank != 4)
+      return ge_infer_fail(c, GE_ERR_SHAPE, "layout %lld: Y must have rank 4, got %d", (long long)lay, o.rank);
+    int64_t h = o.dims[1];
+    o.dims[1] = o.dims[2];
+    o.dims[2] = h;
+  }
   ge_infer_set(c, 0, GE_F32, &o);
   return GE_OK;
 }

@@ -10,6 +10,15 @@
  *                                 Q [..,M,D], KT [..,D,N], V [..,N,Dv], batch dims broadcast
  *                                 as MatMul does; Mask broadcastable to the scores [..,M,N]
  *                                 (it must not enlarge them)
+ *                                 layout (0): bit set = that operand is stored in the
+ *                                 pre-transpose [B, S, H, D] order of a rank-4 attention,
+ *                                 i.e. the op reads/writes it through the Transpose it replaces:
+ *                                 1: Q is [B, M, H, D]   (logical Q  = Transpose(., 0,2,1,3))
+ *                                 2: KT is [B, N, H, D]  (logical KT = Transpose(., 0,2,3,1))
+ *                                 4: V is [B, N, H, Dv]  (logical V  = Transpose(., 0,2,1,3))
+ *                                 8: Y is [B, M, H, Dv]  (= Transpose(logical Y, 0,2,1,3))
+ *                                 A set bit needs that operand (and Y) of rank 4; the Mask
+ *                                 always broadcasts to the logical scores [B, H, M, N].
  *
  * activation: "" (none), Relu, LeakyRelu (params: alpha), Clip (min, max), Sigmoid, Tanh,
  * Gelu, GeluTanh, SiLU, HardSwish, HardSigmoid (alpha, beta). */
@@ -21,6 +30,13 @@
 #include "ir/ir.h"
 
 #define GE_FUSED_DOMAIN "ai.ge"
+
+/* bits of ai.ge::Attention's layout attribute (see above) */
+#define GE_ATTN_LAYOUT_Q 1u
+#define GE_ATTN_LAYOUT_KT 2u
+#define GE_ATTN_LAYOUT_V 4u
+#define GE_ATTN_LAYOUT_Y 8u
+#define GE_ATTN_LAYOUT_ALL 15u
 
 typedef enum ge_fused_act {
   GE_ACT_NONE = 0,

@@ -11,10 +11,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/fused.h"
 #include "passes/pass.h"
 #include "passes/pass_util.h"
 
 static int32_t out0(const ge_edit *e, int32_t ni) { return e->g->nodes[ni].outputs[0]; }
+
+/* node ni is a live Transpose with perm `want` (4 entries) */
+static bool is_perm(const ge_edit *e, int32_t ni, const int64_t *want) {
+  if (ni < 0 || !ge_edit_is_op(e, ni, "Transpose") || e->g->nodes[ni].n_inputs < 1) return false;
+  const int64_t *perm = NULL;
+  size_t n = 0;
+  if (!ge_node_attr_ints(&e->g->nodes[ni], "perm", &perm, &n) || n != 4) return false;
+  for (size_t i = 0; i < 4; i++)
+    if (perm[i] != want[i]) return false;
+  return true;
+}
 
 /* rank unknown or >= 2 (MatMul's batch broadcasting is the kernel's, as in MatMul) */
 static bool rank_ok(const ge_edit *e, int32_t a) {
@@ -44,7 +56,7 @@ ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
     size_t slot;
     int32_t mm2 = ge_edit_single_reader(&e, out0(&e, sm), &slot);
     if (mm2 < 0 || !ge_edit_is_op(&e, mm2, "MatMul") || slot != 0) continue;
-    int32_t nodes[5] = {sm, mm2, -1, -1, -1};
+    int32_t nodes[12] = {sm, mm2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     size_t nn = 2;
     int32_t mask = -1, where_cond = -1, where_fill = -1;
     float scale = 1.f;
@@ -127,6 +139,30 @@ ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
     }
     nodes[nn++] = mm1;
     int32_t in[4] = {q, kt, v, mask}, out[1] = {out0(&e, mm2)}, id;
+    /* the Transposes of the [B, S, H, D] operands (ops/fused.h, layout): Q and V by (0,2,1,3),
+       KT by (0,2,3,1), Y back by (0,2,1,3), when the Attention is their only reader / writer */
+    static const int64_t p_q[4] = {0, 2, 1, 3}, p_k[4] = {0, 2, 3, 1};
+    int32_t tr[4] = {-1, -1, -1, -1};
+    int64_t layout = 0;
+    for (int o = 0; o < 3; o++) {
+      if (!ge_edit_single_use(&e, in[o])) continue;
+      int32_t t = ge_edit_producer(&e, in[o]);
+      if (!is_perm(&e, t, o == 1 ? p_k : p_q) || !ge_pu_is_f32(&e, g->nodes[t].inputs[0])) continue;
+      tr[o] = t;
+      in[o] = g->nodes[t].inputs[0];
+      layout |= (int64_t)1 << o;
+    }
+    {
+      size_t ys = 0;
+      int32_t t = ge_edit_single_use(&e, out[0]) ? ge_edit_single_reader(&e, out[0], &ys) : -1;
+      if (t >= 0 && ys == 0 && is_perm(&e, t, p_q)) {
+        tr[3] = t;
+        out[0] = out0(&e, t);
+        layout |= GE_ATTN_LAYOUT_Y;
+      }
+    }
+    for (int o = 0; o < 4; o++)
+      if (tr[o] >= 0) nodes[nn++] = tr[o];
     char nm[256];
     snprintf(nm, sizeof nm, "%s_attention", g->nodes[sm].name);
     for (size_t k = 0; k < nn; k++) ge_edit_kill(&e, nodes[k]);
@@ -146,6 +182,7 @@ ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
     }
     st = ge_edit_add_node(&e, "Attention", "ai.ge", nm, in, mask >= 0 ? 4 : 3, out, 1, &id);
     if (st == GE_OK) st = ge_edit_set_attr_float(&g->nodes[id], "scale", scale);
+    if (st == GE_OK && layout) st = ge_edit_set_attr_int(&g->nodes[id], "layout", layout);
     *changed = true;
   }
   if (st != GE_OK) {

@@ -360,6 +360,110 @@ static void attn_case(const int64_t *qd, const int64_t *kd, const int64_t *vd, s
   for (size_t i = 0; i < 4; i++) ge_tensor_free(in[i]);
 }
 
+/* the reference kernel's output for one Attention node (attrs at) over in */
+static ge_tensor *attn_ref_out(const ge_attr *at, size_t na, ge_tensor *const *in, size_t n_in) {
+  ge_graph *g = NULL;
+  assert_int_equal(ge_graph_create("t", &g), GE_OK);
+  const char *in_names[4];
+  char ib[4][8];
+  ge_type in_t[4], out_t[1];
+  ge_infer_input ins[4];
+  memset(ins, 0, sizeof ins);
+  for (size_t i = 0; i < n_in; i++) {
+    snprintf(ib[i], sizeof ib[i], "i%zu", i);
+    in_names[i] = ib[i];
+    assert_int_equal(ge_graph_add_input(g, ib[i], GE_F32, in[i]->dims, (size_t)in[i]->rank), GE_OK);
+    in_t[i] = ge_test_type(GE_F32, in[i]->dims, in[i]->rank);
+    ins[i].present = true;
+    ins[i].type = &in_t[i];
+  }
+  const char *outs[] = {"y"};
+  assert_int_equal(ge_graph_add_node(g, "ai.ge::Attention", "n", in_names, n_in, outs, 1, at, na), GE_OK);
+  ge_node *nd = &g->nodes[g->n_nodes - 1];
+  ge_infer_ctx ic = {.graph = g, .node = nd, .opset = nd->opset, .n_in = n_in, .n_out = 1, .in = ins, .out = out_t};
+  assert_int_equal(ge_op_infer(&ic), GE_OK);
+  const ge_kernel *ref = ge_cpu_find_kernel(nd->domain, nd->op_type, nd->opset);
+  ge_prepare_ctx pc = {.graph = g, .node = nd, .opset = nd->opset, .n_in = n_in, .n_out = 1, .in = ins,
+                       .out = out_t, .intra_threads = 1};
+  ge_tensor *ro = NULL;
+  assert_int_equal(ge_tensor_create_shape(GE_F32, &out_t[0].shape, &ro), GE_OK);
+  void *rs = NULL;
+  if (ref->prepare) assert_int_equal(ref->prepare(&pc, &rs), GE_OK);
+  ge_kctx kc = {.node = nd, .n_in = n_in, .n_out = 1, .in = in, .out = &ro, .threads = 1};
+  ge_status rst = ref->run(rs, &kc);
+  if (rst != GE_OK) fprintf(stderr, "ref run: %s\n", ge_last_error());
+  assert_int_equal(rst, GE_OK);
+  if (ref->release && rs) ref->release(rs);
+  ge_graph_free(g);
+  return ro;
+}
+
+/* a rank-4 tensor permuted: out.dims[d] = t.dims[perm[d]] */
+static ge_tensor *permute4(const ge_tensor *t, const int32_t *perm) {
+  int64_t od[4];
+  for (int d = 0; d < 4; d++) od[d] = t->dims[perm[d]];
+  ge_tensor *o = NULL;
+  assert_int_equal(ge_tensor_create(GE_F32, od, 4, &o), GE_OK);
+  size_t st[4], s = 1;
+  for (int d = 3; d >= 0; d--) st[d] = s, s *= (size_t)t->dims[d];
+  const float *x = t->data;
+  float *y = o->data;
+  size_t i = 0;
+  for (int64_t a = 0; a < od[0]; a++)
+    for (int64_t b = 0; b < od[1]; b++)
+      for (int64_t c = 0; c < od[2]; c++)
+        for (int64_t e = 0; e < od[3]; e++)
+          y[i++] = x[(size_t)a * st[perm[0]] + (size_t)b * st[perm[1]] + (size_t)c * st[perm[2]] + (size_t)e * st[perm[3]]];
+  return o;
+}
+
+/* layout attribute: stored [B, S, H, D] operands against the plain op on the transposed ones
+   (reference kernel), and the fast kernels against the reference with the layout */
+static void attn_layout_case(int64_t B, int64_t H, int64_t M, int64_t N, int64_t D, int64_t Dv, unsigned layout,
+                             const int64_t *md, size_t mr) {
+  static const int32_t p_q[4] = {0, 2, 1, 3}, p_k[4] = {0, 2, 3, 1}, p_ki[4] = {0, 3, 1, 2};
+  int64_t qd[4] = {B, H, M, D}, kd[4] = {B, H, D, N}, vd[4] = {B, H, N, Dv};
+  ge_tensor *plain[4] = {rand_t(qd, 4, 1.f), rand_t(kd, 4, 1.f), rand_t(vd, 4, 1.f), md ? rand_t(md, mr, 2.f) : NULL};
+  if (md) { /* some -inf: a fully masked row when the mask has rows */
+    float *m = plain[3]->data;
+    if (mr >= 2 && md[mr - 2] > 1)
+      for (int64_t j = 0; j < md[mr - 1]; j++) m[j] = -INFINITY;
+  }
+  size_t n_in = md ? 4 : 3;
+  ge_tensor *stored[4] = {layout & 1 ? permute4(plain[0], p_q) : plain[0], layout & 2 ? permute4(plain[1], p_ki) : plain[1],
+                          layout & 4 ? permute4(plain[2], p_q) : plain[2], plain[3]};
+  ge_attr a0[] = {GE_ATTR_FLOAT("scale", 0.3f)};
+  ge_attr a1[] = {GE_ATTR_FLOAT("scale", 0.3f), GE_ATTR_INT("layout", (int64_t)layout)};
+  ge_tensor *want = attn_ref_out(a0, 1, plain, n_in), *got = attn_ref_out(a1, 2, stored, n_in);
+  ge_tensor *gl = layout & 8 ? permute4(got, p_q) : got;
+  assert_int_equal(gl->numel, want->numel);
+  for (int d = 0; d < 4; d++) assert_int_equal(gl->dims[d], want->dims[d]);
+  const float *a = gl->data, *b = want->data;
+  for (size_t i = 0; i < want->numel; i++) {
+    bool same = (isnan(a[i]) && isnan(b[i])) || fabs((double)a[i] - b[i]) <= 1e-5 + 1e-5 * fabs((double)b[i]);
+    if (!same) fail_msg("layout %u: element %zu: %.7g, plain %.7g", layout, i, a[i], b[i]);
+  }
+  check_fast_op("ai.ge::Attention", a1, 2, stored, n_in, 2e-5);
+  (void)p_k;
+  if (gl != got) ge_tensor_free(gl);
+  ge_tensor_free(got);
+  ge_tensor_free(want);
+  for (size_t i = 0; i < 3; i++)
+    if (stored[i] != plain[i]) ge_tensor_free(stored[i]);
+  for (size_t i = 0; i < 4; i++) ge_tensor_free(plain[i]);
+}
+
+static void test_fast_attention_layout(void **unused) {
+  (void)unused;
+  int64_t m1[4] = {2, 1, 1, 19}, m2[2] = {7, 19}, m3[4] = {2, 3, 7, 19};
+  for (unsigned l = 1; l <= 15; l++) attn_layout_case(2, 3, 7, 19, 5, 6, l, m1, 4);
+  attn_layout_case(2, 3, 7, 19, 5, 6, 15, m2, 2);
+  attn_layout_case(2, 3, 7, 19, 5, 6, 15, m3, 4);
+  attn_layout_case(1, 12, 33, 33, 64, 64, 15, NULL, 0);
+  int64_t m4[3] = {1, 13, 70};
+  attn_layout_case(1, 2, 13, 70, 17, 65, 6, m4, 3);
+}
+
 static void test_fast_attention(void **unused) {
   (void)unused;
   /* BERT-like: [B, H, M, D] x [B, H, D, N], mask [B, 1, 1, N] */
@@ -472,6 +576,7 @@ int main(void) {
       cmocka_unit_test(test_concurrent_runs),
       cmocka_unit_test(test_fast_expf),
       cmocka_unit_test(test_fast_attention),
+      cmocka_unit_test(test_fast_attention_layout),
       cmocka_unit_test(test_fast_concat),
       cmocka_unit_test(test_fast_layernorm),
       cmocka_unit_test(test_fast_binary),

@@ -70,9 +70,13 @@ typedef struct fa_job {
   size_t M, N, D, Dv, m_row, m_col;
   int32_t rb;
   const int64_t *ob;
-  const size_t *qs, *ks, *vs, *ms;
+  const size_t *qs, *ks, *vs, *ys, *ms;
+  size_t q_rs, k_rs, k_cs, v_rs, y_rs; /* row strides (ge_attn_geom) */
+  size_t scn;      /* floats of scratch per thread on the fused path (checked) */
+  bool kt_t;       /* KT stored as K [N x D] (rows of stride k_cs): the layout attribute */
   int gemm_threads;
-  bool avx512; /* the fused AVX-512 path (fa_one_avx512); sc then holds FA_R x N + max(D, N) */
+  bool avx512; /* the fused AVX-512 path (fa_one_avx512); sc then holds FA_R x N + max(D, N)
+                  (+ D x N for KT transposed when kt_t) */
   int status; /* first failure (ge_status), written atomically */
 } fa_job;
 
@@ -85,8 +89,9 @@ typedef struct fa_job {
  * not store them. */
 #define FA_R 6
 #define FA_NB 64
+_Static_assert(FA_R == GE_FAST_ATTN_GROUP, "one softmax group per register tile");
 
-/* C[r][0..ncols) = alpha * sum_k a[r][k] * B[k][0..ncols) for r < rows (ncols <= 64).  Written
+/* C[r][0..ncols) = alpha[r] * sum_k a[r][k] * B[k][0..ncols) for r < rows (ncols <= 64).  Written
    out row by row so that the 24 accumulators stay in registers at -O2. */
 #define FA_ROW_DECL(r) __m512 c##r##0 = _mm512_setzero_ps(), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0
 #define FA_ROW_FMA(r)                                   \
@@ -100,6 +105,7 @@ typedef struct fa_job {
 #define FA_ROW_STORE(r)                                                     \
   do {                                                                      \
     if ((r) >= rows) return;                                                \
+    const __m512 al = _mm512_set1_ps(alpha[r]);                             \
     _mm512_mask_storeu_ps(c[r], m0, _mm512_mul_ps(c##r##0, al));            \
     _mm512_mask_storeu_ps(c[r] + 16, m1, _mm512_mul_ps(c##r##1, al));       \
     _mm512_mask_storeu_ps(c[r] + 32, m2, _mm512_mul_ps(c##r##2, al));       \
@@ -112,7 +118,7 @@ static inline __mmask16 fa_mask(size_t ncols, size_t lo) {
 }
 
 __attribute__((target("avx512f"))) static void fa_tile(size_t K, const float *const a[FA_R], const float *B,
-                                                       size_t ldb, size_t ncols, float alpha,
+                                                       size_t ldb, size_t ncols, const float alpha[FA_R],
                                                        float *const c[FA_R], size_t rows) {
   const __mmask16 m0 = fa_mask(ncols, 0), m1 = fa_mask(ncols, 16), m2 = fa_mask(ncols, 32),
                   m3 = fa_mask(ncols, 48);
@@ -134,7 +140,6 @@ __attribute__((target("avx512f"))) static void fa_tile(size_t K, const float *co
     FA_ROW_FMA(4);
     FA_ROW_FMA(5);
   }
-  const __m512 al = _mm512_set1_ps(alpha);
   FA_ROW_STORE(0);
   FA_ROW_STORE(1);
   FA_ROW_STORE(2);
@@ -166,106 +171,152 @@ __attribute__((target("avx512f"))) static inline __m512 fa_exp16(__m512 x0) {
   return _mm512_mask_blend_ps(tiny, p, _mm512_setzero_ps());
 }
 
-/* fa_softmax_row in 16 lanes: mask added and the maximum taken in one pass, exp and sum in a
-   second, the scaling in a third. */
-__attribute__((target("avx512f"))) static bool fa_softmax_avx512(float *restrict row, const float *restrict mask,
-                                                                 size_t mcol, size_t n, float scale) {
-  __m512 mx = _mm512_set1_ps(-INFINITY), vs = _mm512_set1_ps(scale);
-  __m512 mb = mask && !mcol ? _mm512_set1_ps(mask[0]) : _mm512_setzero_ps();
+/* The softmax of up to FA_R rows at once (their chains interleaved, so that the reductions and
+   the exp polynomials of one row overlap with the others'): row[r] = e^(row[r] * scale + mask[r]
+   - max) left unnormalised, inv[r] = 1 / sum.  mask[r] NULL: none; mcol 0: one value for the
+   row, 1: dense.  A fully masked row (every entry -inf) becomes NaN with inv NaN. */
+__attribute__((target("avx512f"))) static void fa_softmax_group(float *const row[FA_R],
+                                                                const float *const mask[FA_R], size_t g,
+                                                                size_t mcol, size_t n, float scale,
+                                                                float inv[FA_R]) {
+  __m512 mx[FA_R], sum[FA_R];
+  const __m512 vs = _mm512_set1_ps(scale);
+  for (size_t r = 0; r < FA_R; r++) mx[r] = _mm512_set1_ps(-INFINITY), sum[r] = _mm512_setzero_ps();
   for (size_t j = 0; j < n; j += 16) {
     __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
-    __m512 x = _mm512_maskz_loadu_ps(m, row + j);
-    if (scale != 1.f) x = _mm512_mul_ps(x, vs);
-    if (mask) x = _mm512_add_ps(x, mcol ? _mm512_maskz_loadu_ps(m, mask + j) : mb);
-    _mm512_mask_storeu_ps(row + j, m, x);
-    mx = _mm512_mask_max_ps(mx, m, mx, x);
+#pragma GCC unroll 6
+    for (size_t r = 0; r < FA_R; r++) {
+      if (r >= g) break;
+      __m512 x = _mm512_maskz_loadu_ps(m, row[r] + j);
+      if (scale != 1.f) x = _mm512_mul_ps(x, vs);
+      if (mask[r])
+        x = _mm512_add_ps(x, mcol ? _mm512_maskz_loadu_ps(m, mask[r] + j) : _mm512_set1_ps(mask[r][0]));
+      _mm512_mask_storeu_ps(row[r] + j, m, x);
+      mx[r] = _mm512_mask_max_ps(mx[r], m, mx[r], x);
+    }
   }
-  float mxs = _mm512_reduce_max_ps(mx);
-  if (mxs == -INFINITY) return false;
-  __m512 vm = _mm512_set1_ps(mxs), sum = _mm512_setzero_ps();
+  float mxs[FA_R];
+  bool live[FA_R];
+  for (size_t r = 0; r < FA_R; r++) {
+    mxs[r] = r < g ? _mm512_reduce_max_ps(mx[r]) : 0.f;
+    live[r] = r < g && mxs[r] != -INFINITY;
+    mx[r] = _mm512_set1_ps(mxs[r]);
+  }
   for (size_t j = 0; j < n; j += 16) {
     __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
-    __m512 e = fa_exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + j), vm));
-    e = _mm512_maskz_mov_ps(m, e);
-    _mm512_mask_storeu_ps(row + j, m, e);
-    sum = _mm512_add_ps(sum, e);
+#pragma GCC unroll 6
+    for (size_t r = 0; r < FA_R; r++) {
+      if (r >= g) break;
+      if (!live[r]) continue;
+      __m512 e = fa_exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row[r] + j), mx[r]));
+      e = _mm512_maskz_mov_ps(m, e);
+      _mm512_mask_storeu_ps(row[r] + j, m, e);
+      sum[r] = _mm512_add_ps(sum[r], e);
+    }
   }
-  __m512 inv = _mm512_set1_ps(1.f / _mm512_reduce_add_ps(sum));
-  for (size_t j = 0; j < n; j += 16) {
-    __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
-    _mm512_mask_storeu_ps(row + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + j), inv));
+  for (size_t r = 0; r < g; r++) {
+    if (live[r]) {
+      inv[r] = 1.f / _mm512_reduce_add_ps(sum[r]);
+    } else {
+      inv[r] = NAN;
+      for (size_t c = 0; c < n; c++) row[r][c] = NAN;
+    }
   }
-  return true;
 }
 
-/* One (batch, head) pair; sc holds FA_R x N scores, zero at least max(D, N) zeros. */
+/* One (batch, head) pair; sc holds FA_R x N scores, zero at least max(D, N) zeros, kbuf D x N
+   floats when KT comes as K [N x D] (transposed there first).  The softmax is left
+   unnormalised: its 1 / sum per row scales the rows of the second GEMM. */
 __attribute__((target("avx512f"))) static void fa_one_avx512(fa_job *j, size_t qo, size_t ko, size_t vo,
                                                              size_t mo, float *y, float *sc,
-                                                             const float *zero) {
+                                                             const float *zero, float *kbuf) {
   const size_t M = j->M, N = j->N, D = j->D, Dv = j->Dv;
   const float *q = j->q + qo, *kt = j->k + ko, *v = j->v + vo;
+  size_t ldk = j->k_rs;
+  if (j->kt_t) {
+    /* K [N x D] -> KT [D x N] in 16 x 16 blocks (in-register transposes would do better) */
+    const float *k = kt;
+    for (size_t n0 = 0; n0 < N; n0 += 16)
+      for (size_t d0 = 0; d0 < D; d0 += 16) {
+        size_t ne = N - n0 < 16 ? N - n0 : 16, de = D - d0 < 16 ? D - d0 : 16;
+        for (size_t n = 0; n < ne; n++)
+          for (size_t d = 0; d < de; d++) kbuf[(d0 + d) * N + n0 + n] = k[(n0 + n) * j->k_cs + d0 + d];
+      }
+    kt = kbuf;
+    ldk = N;
+  }
+  float sal[FA_R];
+  for (size_t r = 0; r < FA_R; r++) sal[r] = j->s->scale;
   for (size_t i0 = 0; i0 < M; i0 += FA_R) {
     size_t rows = M - i0 < FA_R ? M - i0 : FA_R;
     const float *a[FA_R];
     float *c[FA_R];
+    const float *mr[FA_R];
     for (size_t r = 0; r < FA_R; r++) {
-      a[r] = r < rows ? q + (i0 + r) * D : zero;
+      a[r] = r < rows ? q + (i0 + r) * j->q_rs : zero;
       c[r] = sc + r * N;
+      mr[r] = j->mk && r < rows ? j->mk + mo + (i0 + r) * j->m_row : NULL;
     }
     for (size_t n0 = 0; n0 < N; n0 += FA_NB) {
-      const float *an[FA_R];
       float *cn[FA_R];
-      for (size_t r = 0; r < FA_R; r++) {
-        an[r] = a[r];
-        cn[r] = c[r] + n0;
-      }
-      fa_tile(D, an, kt + n0, N, N - n0 < FA_NB ? N - n0 : FA_NB, j->s->scale, cn, rows);
+      for (size_t r = 0; r < FA_R; r++) cn[r] = c[r] + n0;
+      fa_tile(D, a, kt + n0, ldk, N - n0 < FA_NB ? N - n0 : FA_NB, sal, cn, rows);
     }
-    for (size_t r = 0; r < rows; r++) {
-      float *row = sc + r * N;
-      const float *mr = j->mk ? j->mk + mo + (i0 + r) * j->m_row : NULL;
-      if (!fa_softmax_avx512(row, mr, j->m_col, N, 1.f))
-        for (size_t cc = 0; cc < N; cc++) row[cc] = NAN;
-    }
+    float inv[FA_R] = {1.f, 1.f, 1.f, 1.f, 1.f, 1.f};
+    fa_softmax_group(c, mr, rows, j->m_col, N, 1.f, inv);
     const float *pa[FA_R];
     for (size_t r = 0; r < FA_R; r++) pa[r] = r < rows ? sc + r * N : zero;
     for (size_t d0 = 0; d0 < Dv; d0 += FA_NB) {
       float *yc[FA_R];
-      for (size_t r = 0; r < FA_R; r++) yc[r] = y + (i0 + (r < rows ? r : 0)) * Dv + d0;
-      fa_tile(N, pa, v + d0, Dv, Dv - d0 < FA_NB ? Dv - d0 : FA_NB, 1.f, yc, rows);
+      for (size_t r = 0; r < FA_R; r++) yc[r] = y + (i0 + (r < rows ? r : 0)) * j->y_rs + d0;
+      fa_tile(N, pa, v + d0, j->v_rs, Dv - d0 < FA_NB ? Dv - d0 : FA_NB, inv, yc, rows);
     }
   }
 }
 #endif
 
-bool ge_fast_attn_softmax_row(float *row, const float *mask, size_t mcol, size_t n, float scale) {
+size_t ge_fast_attn_softmax_rows(float *const *row, const float *const *mask, size_t g, size_t mcol,
+                                 size_t n, float scale, float *inv) {
+  if (g > GE_FAST_ATTN_GROUP) g = GE_FAST_ATTN_GROUP;
 #ifdef FA_AVX512
-  if (__builtin_cpu_supports("avx512f")) return fa_softmax_avx512(row, mask, mcol, n, scale);
+  if (__builtin_cpu_supports("avx512f")) {
+    fa_softmax_group(row, mask, g, mcol, n, scale, inv);
+    return g;
+  }
 #endif
-  if (scale != 1.f)
-    for (size_t j = 0; j < n; j++) row[j] *= scale;
-  return fa_softmax_row(row, mask, mcol, n);
+  for (size_t r = 0; r < g; r++) {
+    if (scale != 1.f)
+      for (size_t c = 0; c < n; c++) row[r][c] *= scale;
+    inv[r] = 1.f;
+    if (!fa_softmax_row(row[r], mask[r], mcol, n)) {
+      for (size_t c = 0; c < n; c++) row[r][c] = NAN;
+      inv[r] = NAN;
+    }
+  }
+  return g;
 }
 
 static void fa_one(fa_job *j, size_t b, float *sc) {
-  size_t qo = 0, ko = 0, vo = 0, mo = 0, rem = b;
+  size_t qo = 0, ko = 0, vo = 0, yo = 0, mo = 0, rem = b;
   for (int32_t d = j->rb - 1; d >= 0; d--) {
     size_t i = rem % (size_t)j->ob[d];
     rem /= (size_t)j->ob[d];
     qo += i * j->qs[d];
     ko += i * j->ks[d];
     vo += i * j->vs[d];
+    yo += i * j->ys[d];
     mo += i * j->ms[d];
   }
   size_t M = j->M, N = j->N;
 #ifdef FA_AVX512
   if (j->avx512) {
-    fa_one_avx512(j, qo, ko, vo, mo, j->y + b * M * j->Dv, sc, sc + FA_R * N);
+    size_t zn = j->D > N ? j->D : N;
+    fa_one_avx512(j, qo, ko, vo, mo, j->y + yo, sc, sc + FA_R * N, sc + FA_R * N + zn);
     return;
   }
 #endif
-  ge_status st = ge_sgemm(false, false, M, N, j->D, j->s->scale, j->q + qo, j->D, j->k + ko, N, 0.f, sc, N,
-                          j->gemm_threads);
+  ge_status st = ge_sgemm(false, j->kt_t, M, N, j->D, j->s->scale, j->q + qo, j->q_rs, j->k + ko,
+                          j->kt_t ? j->k_cs : j->k_rs, 0.f, sc, N, j->gemm_threads);
   if (st == GE_OK) {
     for (size_t i = 0; i < M; i++) {
       float *row = sc + i * N;
@@ -273,7 +324,7 @@ static void fa_one(fa_job *j, size_t b, float *sc) {
       if (!fa_softmax_row(row, mr, j->m_col, N))
         for (size_t c = 0; c < N; c++) row[c] = NAN;
     }
-    st = ge_sgemm(false, false, M, j->Dv, N, 1.f, sc, N, j->v + vo, j->Dv, 0.f, j->y + b * M * j->Dv, j->Dv,
+    st = ge_sgemm(false, false, M, j->Dv, N, 1.f, sc, N, j->v + vo, j->v_rs, 0.f, j->y + yo, j->y_rs,
                   j->gemm_threads);
   }
   if (st != GE_OK) {
@@ -286,7 +337,7 @@ static void fa_chunk(void *arg, size_t begin, size_t end) {
   fa_job *j = arg;
   size_t scn = j->M * j->N; /* checked by fa_run */
 #ifdef FA_AVX512
-  if (j->avx512) scn = FA_R * j->N + (j->D > j->N ? j->D : j->N);
+  if (j->avx512) scn = j->scn;
 #endif
   float *sc = ge_aligned_alloc(scn * sizeof(float));
   if (!sc) {
@@ -296,7 +347,7 @@ static void fa_chunk(void *arg, size_t begin, size_t end) {
     return;
   }
 #ifdef FA_AVX512
-  if (j->avx512) memset(sc + FA_R * j->N, 0, (scn - FA_R * j->N) * sizeof(float));
+  if (j->avx512) memset(sc + FA_R * j->N, 0, (j->D > j->N ? j->D : j->N) * sizeof(float));
 #endif
   for (size_t b = begin; b < end; b++) fa_one(j, b, sc);
   ge_aligned_free(sc);
@@ -316,7 +367,7 @@ static ge_status fa_run(const void *state, ge_kctx *ctx) {
   const size_t m_row = geo.m_row, m_col = geo.m_col;
   const int32_t rb = geo.rb;
   const int64_t *ob = geo.ob;
-  const size_t *qs = geo.qs, *ks = geo.ks, *vs = geo.vs, *ms = geo.ms;
+  const size_t *qs = geo.qs, *ks = geo.ks, *vs = geo.vs, *ys = geo.ys, *ms = geo.ms;
   if (!M || !Dv || !batch) return GE_OK;
   if (!N) {
     memset(Y->data, 0, Y->nbytes);
@@ -328,13 +379,21 @@ static ge_status fa_run(const void *state, ge_kctx *ctx) {
   int threads = ctx->threads > 0 ? ctx->threads : 1;
   fa_job j = {.s = s, .q = Q->data, .k = K->data, .v = V->data, .mk = Mk ? Mk->data : NULL, .y = Y->data,
               .M = M, .N = N, .D = D, .Dv = Dv, .m_row = m_row, .m_col = m_col, .rb = rb, .ob = ob,
-              .qs = qs, .ks = ks, .vs = vs, .ms = ms, .gemm_threads = 1, .status = GE_OK};
+              .qs = qs, .ks = ks, .vs = vs, .ys = ys, .ms = ms, .q_rs = geo.q_rs, .k_rs = geo.k_rs,
+              .k_cs = geo.k_cs, .v_rs = geo.v_rs, .y_rs = geo.y_rs,
+              .kt_t = (geo.layout & GE_ATTN_LAYOUT_KT) != 0, .gemm_threads = 1, .status = GE_OK};
 #ifdef FA_AVX512
   __builtin_cpu_init();
   /* the fused path runs the pairs on threads; with fewer pairs than threads the threaded GEMMs
      of the general path use the cores better */
-  j.avx512 = __builtin_cpu_supports("avx512f") && batch >= (size_t)threads && D <= SIZE_MAX / FA_R / 4 &&
-             N <= (SIZE_MAX / sizeof(float) - (D > N ? D : N)) / FA_R;
+  /* scratch of the fused path: FA_R x N scores, max(D, N) zeros, D x N for a transposed KT */
+  size_t zn = D > N ? D : N, kn = 0, scn = 0;
+  bool fits = N <= SIZE_MAX / FA_R && !ge_mul_overflow_size(D, N, &kn) && FA_R * N <= SIZE_MAX - zn &&
+              (!j.kt_t || FA_R * N + zn <= SIZE_MAX - kn);
+  if (fits) scn = FA_R * N + zn + (j.kt_t ? kn : 0);
+  j.scn = scn;
+  j.avx512 = __builtin_cpu_supports("avx512f") && batch >= (size_t)threads && fits &&
+             scn <= SIZE_MAX / sizeof(float);
 #endif
   if (batch >= (size_t)threads) {
     ge_parallel_for(threads, batch, fa_chunk, &j);

@@ -282,7 +282,9 @@ static ge_status attn_run(const void *state, ge_kctx *ctx) {
   const size_t m_row = geo.m_row, m_col = geo.m_col;
   const int32_t rb = geo.rb;
   const int64_t *ob = geo.ob;
-  const size_t *qs = geo.qs, *ks = geo.ks, *vs = geo.vs, *ms = geo.ms;
+  const size_t *qs = geo.qs, *ks = geo.ks, *vs = geo.vs, *ys = geo.ys, *ms = geo.ms;
+  /* KT plain ([D x N] rows of stride k_rs) or stored as K [N x D] (rows of stride k_cs) */
+  const bool kt_t = (geo.layout & GE_ATTN_LAYOUT_KT) != 0;
   if (!M || !Dv || !batch) return GE_OK;
   if (!N) {
     memset(Y->data, 0, Y->nbytes);
@@ -296,16 +298,18 @@ static ge_status attn_run(const void *state, ge_kctx *ctx) {
   float *y = Y->data;
   ge_status st = GE_OK;
   for (size_t b = 0; b < batch && st == GE_OK; b++) {
-    size_t qo = 0, ko = 0, vo = 0, mo = 0, rem = b;
+    size_t qo = 0, ko = 0, vo = 0, yo = 0, mo = 0, rem = b;
     for (int32_t d = rb - 1; d >= 0; d--) {
       size_t i = rem % (size_t)ob[d];
       rem /= (size_t)ob[d];
       qo += i * qs[d];
       ko += i * ks[d];
       vo += i * vs[d];
+      yo += i * ys[d];
       mo += i * ms[d];
     }
-    st = ge_sgemm(false, false, M, N, D, s->scale, q + qo, D, k + ko, N, 0.f, sc, N, ctx->threads);
+    st = ge_sgemm(false, kt_t, M, N, D, s->scale, q + qo, geo.q_rs, k + ko, kt_t ? geo.k_cs : geo.k_rs, 0.f, sc,
+                  N, ctx->threads);
     if (st != GE_OK) break;
     for (size_t i = 0; i < M; i++) {
       float *row = sc + i * N;
@@ -327,7 +331,7 @@ static ge_status attn_run(const void *state, ge_kctx *ctx) {
       float inv = 1.f / sum;
       for (size_t j = 0; j < N; j++) row[j] *= inv;
     }
-    st = ge_sgemm(false, false, M, Dv, N, 1.f, sc, N, v + vo, Dv, 0.f, y + b * M * Dv, Dv, ctx->threads);
+    st = ge_sgemm(false, false, M, Dv, N, 1.f, sc, N, v + vo, geo.v_rs, 0.f, y + yo, geo.y_rs, ctx->threads);
   }
   ge_aligned_free(sc);
   return st;
