@@ -13,8 +13,10 @@ const char *ge_layout_name(int layout) {
   case GE_LAYOUT_NC8C: return "nChw8c";
   case GE_LAYOUT_NC16C: return "nChw16c";
   case GE_LAYOUT_NHWC_BF16: return "nhwc_bf16";
+  case GE_LAYOUT_BF16: return "bf16";
   case GE_LAYOUT_ANY: return "any";
   case GE_LAYOUT_ANY_BF16: return "any_bf16";
+  case GE_LAYOUT_ANY_ROWS: return "any_rows";
   default: return "?";
   }
 }
@@ -23,8 +25,22 @@ static int64_t block_of(int layout) {
   return layout == GE_LAYOUT_NC8C ? 8 : layout == GE_LAYOUT_NC16C ? 16 : 1;
 }
 
+/* bf16 storage (elements are 2 bytes of a float32-typed value) */
+static bool is16(int layout) { return layout == GE_LAYOUT_NHWC_BF16 || layout == GE_LAYOUT_BF16; }
+
+/* The element order of a layout (bf16 storage: that of its float32 counterpart). */
+static int order_of(int layout) {
+  return layout == GE_LAYOUT_BF16 ? GE_LAYOUT_PLAIN : layout == GE_LAYOUT_NHWC_BF16 ? GE_LAYOUT_NHWC : layout;
+}
+
 static bool dims_fit(int layout, const int64_t *dims, int rank) {
   if (layout == GE_LAYOUT_PLAIN) return true;
+  if (layout == GE_LAYOUT_BF16) {
+    if (rank < 1 || rank > GE_MAX_RANK) return false;
+    for (int i = 0; i < rank; i++)
+      if (dims[i] < 0) return false;
+    return true;
+  }
   if (layout != GE_LAYOUT_NHWC && layout != GE_LAYOUT_NC8C && layout != GE_LAYOUT_NC16C &&
       layout != GE_LAYOUT_NHWC_BF16)
     return false;
@@ -54,55 +70,73 @@ static size_t offset_of(int l, size_t n, size_t c, size_t s, size_t C, size_t SP
   }
 }
 
+static uint16_t to_bf16(uint32_t u) {
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* One element from sp[si] to dp[di] (f16 / t16: that side stores bf16). */
+static void convert_one(unsigned char *dp, size_t di, const unsigned char *sp, size_t si, size_t elem, bool f16,
+                        bool t16) {
+  if (f16 && t16) {
+    memcpy(dp + di * 2, sp + si * 2, 2);
+  } else if (f16) {
+    uint16_t h;
+    memcpy(&h, sp + si * 2, 2);
+    uint32_t u = (uint32_t)h << 16;
+    memcpy(dp + di * 4, &u, 4);
+  } else if (t16) {
+    uint32_t u;
+    memcpy(&u, sp + si * 4, 4);
+    uint16_t h = to_bf16(u);
+    memcpy(dp + di * 2, &h, 2);
+  } else if (elem == 4) {
+    memcpy(dp + di * 4, sp + si * 4, 4);
+  } else {
+    memcpy(dp + di * elem, sp + si * elem, elem);
+  }
+}
+
 ge_status ge_layout_convert(void *dst, const void *src, const int64_t *dims, int rank, size_t elem,
                             int from, int to) {
-  if (!dims_fit(from, dims, rank) || !dims_fit(to, dims, rank) || elem == 0)
+  int fo = order_of(from), to_o = order_of(to);
+  bool linear = fo == GE_LAYOUT_PLAIN && to_o == GE_LAYOUT_PLAIN;
+  /* between plain and row-major bf16 any rank fits; otherwise the image layouts' rules */
+  bool fits = linear ? (rank >= 0 && rank <= GE_MAX_RANK && (from == GE_LAYOUT_PLAIN || dims_fit(from, dims, rank)) &&
+                        (to == GE_LAYOUT_PLAIN || dims_fit(to, dims, rank)))
+                     : dims_fit(fo, dims, rank) && dims_fit(to_o, dims, rank) && dims_fit(from, dims, rank) &&
+                           dims_fit(to, dims, rank);
+  if (!fits || elem == 0)
     return ge_error(GE_ERR_INVALID_ARGUMENT, "layout conversion %s -> %s: does not fit a rank-%d tensor",
                     ge_layout_name(from), ge_layout_name(to), rank);
   size_t numel = 1, SP = 1;
   for (int i = 0; i < rank; i++) {
-    if (ge_mul_overflow_size(numel, (size_t)dims[i], &numel))
+    if (dims[i] < 0 || ge_mul_overflow_size(numel, (size_t)dims[i], &numel))
       return ge_error(GE_ERR_INVALID_ARGUMENT, "layout conversion: tensor too large");
     if (i >= 2) SP *= (size_t)dims[i];
   }
   size_t bytes = 0;
   if (ge_mul_overflow_size(numel, elem, &bytes))
     return ge_error(GE_ERR_INVALID_ARGUMENT, "layout conversion: tensor too large");
-  bool f16 = from == GE_LAYOUT_NHWC_BF16, t16 = to == GE_LAYOUT_NHWC_BF16;
+  bool f16 = is16(from), t16 = is16(to);
   if ((f16 || t16) && elem != 4)
     return ge_error(GE_ERR_INVALID_ARGUMENT, "layout conversion %s -> %s: %zu-byte elements (bf16 storage needs float32)",
                     ge_layout_name(from), ge_layout_name(to), elem);
-  if (from == to || rank < 3) {
+  const unsigned char *sp = src;
+  unsigned char *dp = dst;
+  if (f16 == t16 && (fo == to_o || rank < 3)) {
     if (bytes) memcpy(dst, src, f16 && t16 ? bytes / 2 : bytes);
     return GE_OK;
   }
+  if (fo == to_o || rank < 3) { /* same order: only the element type changes */
+    for (size_t i = 0; i < numel; i++) convert_one(dp, i, sp, i, elem, f16, t16);
+    return GE_OK;
+  }
   size_t N = (size_t)dims[0], C = (size_t)dims[1];
-  const unsigned char *sp = src;
-  unsigned char *dp = dst;
   for (size_t n = 0; n < N; n++)
     for (size_t c = 0; c < C; c++)
-      for (size_t s = 0; s < SP; s++) {
-        size_t si = offset_of(from, n, c, s, C, SP), di = offset_of(to, n, c, s, C, SP);
-        if (f16 && t16) {
-          memcpy(dp + di * 2, sp + si * 2, 2);
-        } else if (f16) {
-          uint16_t h;
-          memcpy(&h, sp + si * 2, 2);
-          uint32_t u = (uint32_t)h << 16;
-          memcpy(dp + di * 4, &u, 4);
-        } else if (t16) {
-          uint32_t u;
-          memcpy(&u, sp + si * 4, 4);
-          uint16_t h;
-          if ((u & 0x7fffffffu) > 0x7f800000u) h = (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
-          else h = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-          memcpy(dp + di * 2, &h, 2);
-        } else if (elem == 4) {
-          memcpy(dp + di * 4, sp + si * 4, 4);
-        } else {
-          memcpy(dp + di * elem, sp + si * elem, elem);
-        }
-      }
+      for (size_t s = 0; s < SP; s++)
+        convert_one(dp, offset_of(to_o, n, c, s, C, SP), sp, offset_of(fo, n, c, s, C, SP), elem, f16, t16);
   return GE_OK;
 }
 
@@ -116,14 +150,15 @@ static bool graph_has_subgraphs(const ge_graph *g) {
   return false;
 }
 
-/* A value that may be stored non-plain at all. */
-static bool value_candidate(const ge_plan *p, uint32_t v) {
+/* A value that may be stored non-plain at all: an image layout (rank 3..5), or with
+   rows = true row-major bf16 (rank 1..GE_MAX_RANK). */
+static bool value_candidate(const ge_plan *p, uint32_t v, bool rows) {
   const ge_graph *g = p->graph;
   const ge_slot *s = &p->slots[v];
   if (g->values[v].kind != GE_VALUE_INTERMEDIATE || s->constant || s->input_index >= 0) return false;
   const ge_type *t = &s->type;
   if (t->kind != GE_TYPE_TENSOR || t->dtype != GE_F32 || !ge_shape_is_static(&t->shape)) return false;
-  if (t->shape.rank < 3 || t->shape.rank > 5) return false;
+  if (rows ? t->shape.rank < 1 || t->shape.rank > GE_MAX_RANK : t->shape.rank < 3 || t->shape.rank > 5) return false;
   for (size_t i = 0; i < p->n_outputs; i++)
     if (p->outputs[i] == v) return false;
   return true;
@@ -177,7 +212,7 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
   size_t *ioff = calloc(g->n_nodes + 1, sizeof *ioff), *ooff = calloc(g->n_nodes + 1, sizeof *ooff);
   size_t max_in = 1, max_out = 1, tin = 0, tout = 0;
   uint8_t *ipref = NULL, *opref = NULL, *readers_ok = NULL, *n_readers = NULL, *consumer_want = NULL;
-  uint8_t *readers_bf16 = NULL;
+  uint8_t *readers_bf16 = NULL, *readers_rows = NULL, *wants_rows = NULL;
   /* bf16 storage only where every bf16-marked op may compute in bf16 (not the mix modes) */
   bool bf16_ok = p->opts.precision_mode == GE_PRECISION_FP32_TO_BF16;
   ge_infer_input *in = NULL;
@@ -204,12 +239,16 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
   n_readers = calloc(p->n_slots + 1, 1);
   consumer_want = calloc(p->n_slots + 1, 1);
   readers_bf16 = malloc(p->n_slots + 1);
-  if (!ipref || !opref || !in || !out_t || !prod || !readers_ok || !n_readers || !consumer_want || !readers_bf16)
+  readers_rows = malloc(p->n_slots + 1);
+  wants_rows = calloc(p->n_slots + 1, 1);
+  if (!ipref || !opref || !in || !out_t || !prod || !readers_ok || !n_readers || !consumer_want || !readers_bf16 ||
+      !readers_rows || !wants_rows)
     goto oom;
   for (size_t v = 0; v < p->n_slots; v++) {
     prod[v] = -1;
     readers_ok[v] = 1;
     readers_bf16[v] = 1;
+    readers_rows[v] = 1;
   }
   for (size_t i = 0; i < g->n_nodes; i++) {
     const ge_node *n = &g->nodes[i];
@@ -221,10 +260,14 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
       int32_t v = n->inputs[k];
       if (v < 0 || (size_t)v >= p->n_slots) continue;
       uint8_t pr = ipref[ioff[i] + k];
-      if (pr == GE_LAYOUT_PLAIN) readers_ok[v] = 0;
+      /* a row-major bf16 reader (GE_LAYOUT_BF16) takes no image layout: plain for those */
+      bool rows = pr == GE_LAYOUT_BF16 || pr == GE_LAYOUT_ANY_ROWS;
+      if (pr == GE_LAYOUT_PLAIN || rows) readers_ok[v] = 0;
       if (pr != GE_LAYOUT_NHWC_BF16 && pr != GE_LAYOUT_ANY_BF16) readers_bf16[v] = 0;
+      if (!rows) readers_rows[v] = 0;
+      if (pr == GE_LAYOUT_BF16) wants_rows[v] = 1;
       if (n_readers[v] < 255) n_readers[v]++;
-      if (pr != GE_LAYOUT_PLAIN && pr != GE_LAYOUT_ANY && pr != GE_LAYOUT_ANY_BF16 && !consumer_want[v])
+      if (pr != GE_LAYOUT_PLAIN && pr != GE_LAYOUT_ANY && pr != GE_LAYOUT_ANY_BF16 && !rows && !consumer_want[v])
         consumer_want[v] = pr;
     }
   }
@@ -236,7 +279,15 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
       int32_t v = n->outputs[o];
       if (v < 0 || (size_t)v >= p->n_slots || prod[v] != (int32_t)i) continue;
       uint8_t pr = opref[ooff[i] + o];
-      if (pr == GE_LAYOUT_PLAIN || !readers_ok[v] || !n_readers[v] || !value_candidate(p, (uint32_t)v)) continue;
+      if (pr == GE_LAYOUT_BF16) {
+        /* row-major bf16: the producer writes it, a reader asks for it and every reader takes it */
+        if (bf16_ok && policy == GE_LAYOUT_POLICY_AUTO && readers_rows[v] && wants_rows[v] && n_readers[v] &&
+            value_candidate(p, (uint32_t)v, true) && ge_layout_fits(GE_LAYOUT_BF16, &p->slots[v].type))
+          p->layout[v] = GE_LAYOUT_BF16;
+        continue;
+      }
+      if (pr == GE_LAYOUT_PLAIN || !readers_ok[v] || !n_readers[v] || !value_candidate(p, (uint32_t)v, false))
+        continue;
       const ge_type *t = &p->slots[v].type;
       int want = GE_LAYOUT_PLAIN;
       if (policy == GE_LAYOUT_POLICY_NHWC) {
@@ -250,7 +301,8 @@ ge_status ge_plan_assign_layouts(ge_plan *p, const bool *stepped) {
         for (size_t k = 0; k < n->n_inputs && want == GE_LAYOUT_PLAIN; k++) {
           int32_t u = n->inputs[k];
           uint8_t ik = ipref[ioff[i] + k];
-          if (u >= 0 && (ik == GE_LAYOUT_ANY || ik == GE_LAYOUT_ANY_BF16)) want = p->layout[u];
+          if (u >= 0 && (ik == GE_LAYOUT_ANY || ik == GE_LAYOUT_ANY_BF16) && p->layout[u] != GE_LAYOUT_BF16)
+            want = p->layout[u];
         }
         if (want == GE_LAYOUT_PLAIN) want = consumer_want[v];
       }
@@ -273,6 +325,8 @@ done:
   free(n_readers);
   free(consumer_want);
   free(readers_bf16);
+  free(readers_rows);
+  free(wants_rows);
   free(ioff);
   free(ooff);
   return st;

@@ -24,6 +24,15 @@
  * pooling, a bf16 FusedConv's residual); otherwise it is float32 channels-last.  A producer that
  * takes any layout (pooling) passes bf16 storage on under the same condition.
  *
+ * Row-major bf16 storage (GE_LAYOUT_BF16): under allow_fp32_to_bf16, a static float32 value of
+ * any rank (1..GE_MAX_RANK; same exclusions as above) whose producer prefers GE_LAYOUT_BF16 for
+ * it (a MatMul computing in bf16, which writes a bf16 destination) and EVERY reader prefers
+ * GE_LAYOUT_BF16 too (a bf16 MatMul's activation input) is stored as plain-order bf16.  A reader
+ * preferring GE_LAYOUT_BF16 does not accept the image layouts above (for those it counts as
+ * plain), and readers preferring those do not accept GE_LAYOUT_BF16.  A reader that takes either
+ * (GE_LAYOUT_ANY_ROWS: a residual Add) accepts it without asking for it: a value is bf16 only
+ * when at least one reader prefers GE_LAYOUT_BF16 and every other takes it.  Policy auto only.
+ *
  * Policies (ge.exec.layout, for experiments): auto (above), nhwc (every non-plain value
  * channels-last), blocked (nChw16c, else NHWC), plain (everything plain). */
 #ifndef GE_COMPILER_LAYOUT_H
@@ -44,8 +53,13 @@ typedef enum ge_layout {
      kernels that read / write bf16 anyway (bf16 convolutions, pooling), under
      ge.exec.precision_mode=allow_fp32_to_bf16, and only when every reader accepts it. */
   GE_LAYOUT_NHWC_BF16,
+  /* plain (row-major) order with the elements stored as bfloat16 (round to nearest even), any
+     rank: between bf16 MatMuls under allow_fp32_to_bf16 (see above).  Logical type float32,
+     buffer float32-sized (half of it used), like GE_LAYOUT_NHWC_BF16. */
+  GE_LAYOUT_BF16,
   GE_LAYOUT_COUNT,
   /* preferences only (never a slot's layout): the operand may have any layout */
+  GE_LAYOUT_ANY_ROWS = 0xfc, /* plain or GE_LAYOUT_BF16 (no image layout); does not ask for bf16 */
   GE_LAYOUT_ANY_BF16 = 0xfd, /* any layout, bf16 storage (GE_LAYOUT_NHWC_BF16) included */
   GE_LAYOUT_ANY = 0xfe,      /* any float32 layout (not GE_LAYOUT_NHWC_BF16) */
 } ge_layout;
@@ -57,18 +71,20 @@ typedef enum ge_layout_policy {
   GE_LAYOUT_POLICY_PLAIN,
 } ge_layout_policy;
 
-/* "plain", "nhwc", "nChw8c", "nChw16c", "nhwc_bf16" ("any" / "any_bf16" for the preferences,
+/* "plain", "nhwc", "nChw8c", "nChw16c", "nhwc_bf16", "bf16" ("any" / "any_bf16" / "any_rows" for the preferences,
    "?" otherwise). */
 const char *ge_layout_name(int layout);
 
-/* True when a tensor of type t can be stored in layout l: plain always; the others need a
-   static tensor of rank 3..5 (blocked: C a multiple of the block). */
+/* True when a tensor of type t can be stored in layout l: plain always; GE_LAYOUT_BF16 a static
+   tensor of rank 1..GE_MAX_RANK; the others a static tensor of rank 3..5 (blocked: C a multiple
+   of the block). */
 bool ge_layout_fits(int layout, const ge_type *t);
 
-/* Converts a dense tensor of dims (rank 3..5: N, C, spatial...) and element size elem between
-   layout `from` and layout `to` (src and dst must not overlap).  GE_ERR_INVALID_ARGUMENT when a
-   layout does not fit the dims.  GE_LAYOUT_NHWC_BF16 on either side: elem must be 4 (float32),
-   that side holds bf16 elements and the others are converted (to bf16: round to nearest even). */
+/* Converts a dense tensor of dims (rank 3..5: N, C, spatial...; any rank between plain and
+   GE_LAYOUT_BF16) and element size elem between layout `from` and layout `to` (src and dst must
+   not overlap).  GE_ERR_INVALID_ARGUMENT when a layout does not fit the dims.
+   GE_LAYOUT_NHWC_BF16 / GE_LAYOUT_BF16 on either side: elem must be 4 (float32), that side holds
+   bf16 elements and the others are converted (to bf16: round to nearest even). */
 ge_status ge_layout_convert(void *dst, const void *src, const int64_t *dims, int rank, size_t elem,
                             int from, int to);
 

@@ -10,6 +10,11 @@
  *     stored bf16 (where the processor computes bf16), one also read by a float32 Conv stays
  *     float32 channels-last, and the outputs agree with float32 within bf16 tolerance (run
  *     twice, at 1 and 2 threads); not under allow_mix_precision_bf16;
+ *   - row-major bf16 storage (GE_LAYOUT_BF16): its conversions (any rank), and a chain of
+ *     MatMuls marked bf16 under allow_fp32_to_bf16: the values between them are stored bf16, one
+ *     also read by a float32 kernel stays plain, a bf16 Conv's output read by a bf16 MatMul stays
+ *     plain (neither kind takes the other's layout); outputs agree with float32 within bf16
+ *     tolerance and with the plain-policy bf16 run; dumps are written plain float32;
  *   - the option ge.exec.layout. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -63,7 +68,7 @@ static void test_convert(void **unused) {
   (void)unused;
   int64_t d4[] = {2, 32, 3, 5}, d5[] = {1, 16, 2, 3, 2}, d3[] = {3, 8, 7};
   for (int l = GE_LAYOUT_NHWC; l < GE_LAYOUT_COUNT; l++) {
-    if (l == GE_LAYOUT_NHWC_BF16) continue; /* lossy: test_convert_bf16 */
+    if (l == GE_LAYOUT_NHWC_BF16 || l == GE_LAYOUT_BF16) continue; /* lossy: test_convert_bf16 / _rows */
     roundtrip(d4, 4, l);
     roundtrip(d5, 5, l);
     if (l != GE_LAYOUT_NC16C) roundtrip(d3, 3, l);
@@ -426,6 +431,272 @@ static void test_bf16_storage(void **unused) {
   ge_test_net_free(&nb);
 }
 
+/* ------------------------------------------------------------------ row-major bf16 storage */
+
+/* float32 <-> GE_LAYOUT_BF16: plain element order, any rank 1..GE_MAX_RANK, round to nearest
+   even, NaN kept; to / from the channels-last layouts for images; only float32 elements. */
+static void test_convert_rows(void **unused) {
+  (void)unused;
+  float a[120], c[120], e[120];
+  uint16_t b[240];
+  for (size_t i = 0; i < 120; i++) a[i] = (float)i - 60.f;
+  a[7] = 1.f + 1.f / 256.f; /* tie: 1.0 */
+  a[8] = 1.f + 3.f / 256.f; /* tie: 1 + 1/64 */
+  a[9] = NAN;
+  a[10] = 1.f + 1.f / 256.f + 1.f / 1024.f; /* above the tie: rounds up to 1 + 1/128 */
+  int64_t shapes[][6] = {{120}, {8, 15}, {2, 3, 20}, {2, 5, 3, 4}, {1, 2, 3, 2, 5, 2}};
+  int ranks[] = {1, 2, 3, 4, 6};
+  for (size_t k = 0; k < 5; k++) {
+    memset(b, 0xab, sizeof b);
+    assert_int_equal(ge_layout_convert(b, a, shapes[k], ranks[k], 4, GE_LAYOUT_PLAIN, GE_LAYOUT_BF16), GE_OK);
+    assert_int_equal(b[120], 0xabab); /* only the first half of a float32-sized buffer */
+    assert_int_equal(ge_layout_convert(c, b, shapes[k], ranks[k], 4, GE_LAYOUT_BF16, GE_LAYOUT_PLAIN), GE_OK);
+    for (size_t i = 0; i < 120; i++) {
+      if (i == 9) {
+        assert_true(isnan(c[i]));
+        continue;
+      }
+      float want = i == 7 ? 1.f : i == 8 ? 1.f + 1.f / 64.f : i == 10 ? 1.f + 1.f / 128.f : a[i];
+      if (c[i] != want) fail_msg("rank %d: bf16 round trip [%zu]: %g -> %g, expected %g", ranks[k], i, a[i], c[i], want);
+    }
+    /* plain order: element i is the i-th stored */
+    float f;
+    uint32_t u = (uint32_t)b[11] << 16;
+    memcpy(&f, &u, 4);
+    assert_true(f == a[11]);
+  }
+  /* an image: bf16 row-major <-> channels-last (float32 and bf16) */
+  int64_t d[] = {2, 5, 3, 4};
+  uint16_t h[240];
+  assert_int_equal(ge_layout_convert(b, a, d, 4, 4, GE_LAYOUT_PLAIN, GE_LAYOUT_BF16), GE_OK);
+  assert_int_equal(ge_layout_convert(h, b, d, 4, 4, GE_LAYOUT_BF16, GE_LAYOUT_NHWC_BF16), GE_OK);
+  assert_int_equal(ge_layout_convert(e, h, d, 4, 4, GE_LAYOUT_NHWC_BF16, GE_LAYOUT_NHWC), GE_OK);
+  assert_int_equal(ge_layout_convert(c, e, d, 4, 4, GE_LAYOUT_NHWC, GE_LAYOUT_PLAIN), GE_OK);
+  assert_true(c[0] == a[0] && c[11] == a[11] && c[119] == a[119] && c[7] == 1.f);
+  assert_int_equal(ge_layout_convert(e, b, d, 4, 4, GE_LAYOUT_BF16, GE_LAYOUT_NHWC), GE_OK);
+  assert_true(e[1] == a[12]); /* (n=0, c=1, s=0) */
+  /* refused: 2-byte elements, rank 0, a channels-last side on a rank-2 tensor */
+  assert_int_equal(ge_layout_convert(b, a, d, 4, 2, GE_LAYOUT_PLAIN, GE_LAYOUT_BF16), GE_ERR_INVALID_ARGUMENT);
+  assert_int_equal(ge_layout_convert(b, a, d, 0, 4, GE_LAYOUT_PLAIN, GE_LAYOUT_BF16), GE_ERR_INVALID_ARGUMENT);
+  assert_int_equal(ge_layout_convert(b, a, shapes[1], 2, 4, GE_LAYOUT_BF16, GE_LAYOUT_NHWC), GE_ERR_INVALID_ARGUMENT);
+  ge_type t2 = ge_test_type(GE_F32, shapes[1], 2), t6 = ge_test_type(GE_F32, shapes[4], 6);
+  assert_true(ge_layout_fits(GE_LAYOUT_BF16, &t2));
+  assert_true(ge_layout_fits(GE_LAYOUT_BF16, &t6));
+  assert_false(ge_layout_fits(GE_LAYOUT_NHWC_BF16, &t2));
+  ge_type t0 = ge_test_type(GE_F32, NULL, 0);
+  assert_false(ge_layout_fits(GE_LAYOUT_BF16, &t0));
+  assert_string_equal(ge_layout_name(GE_LAYOUT_BF16), "bf16");
+}
+
+/* x [2, 8, 64] -> MatMul w1 [64, 96] "a" -> FusedMatMul w2 [96, 80] + b2 + Gelu "b" ->
+   MatMul w3 [80, 48] "c" -> MatMul w4 [48, 32] "y"; c is also read by Relu "z" (float32).
+   Image side: i [1, 16, 8, 8] -> Conv 1x1 (16) "v" -> MatMul wv [8, 8] "w".
+   Gemm side: g [16, 64] -> Gemm w1 "ga" -> Gemm w2 + C b2 "gb" -> MatMul w3 "gy".
+   Transformer side: ai.ge::LayerNormalization(x) "ln" -> MatMul w1 "lm", and "la" = ln + x (a
+   residual Add, which takes bf16 without asking for it); "lq" = MatMul(x, w1), "ls" = lq + lm
+   (MatMul outputs read only by an Add: no reader asks for bf16).  With `marked`, every MatMul,
+   Gemm and the Conv are marked bf16. */
+static void build_rows(ge_test_net *c, bool marked) {
+  rng = 0x5eed5eedull;
+  ge_test_net_init(c, "bf16rows", &rng);
+  int64_t xd[] = {2, 8, 64}, id[] = {1, 16, 8, 8};
+  assert_int_equal(ge_graph_add_input(c->g, "x", GE_F32, xd, 3), GE_OK);
+  assert_int_equal(ge_graph_add_input(c->g, "i", GE_F32, id, 4), GE_OK);
+  int64_t gd[] = {16, 64};
+  assert_int_equal(ge_graph_add_input(c->g, "g", GE_F32, gd, 2), GE_OK);
+  int64_t w1[] = {64, 96}, w2[] = {96, 80}, b2[] = {80}, w3[] = {80, 48}, w4[] = {48, 32}, wc[] = {16, 16, 1, 1},
+          wv[] = {8, 8};
+  ge_test_net_const(c, "w1", w1, 2, 0.15f);
+  ge_test_net_const(c, "w2", w2, 2, 0.12f);
+  ge_test_net_const(c, "b2", b2, 1, 0.1f);
+  ge_test_net_const(c, "w3", w3, 2, 0.12f);
+  ge_test_net_const(c, "w4", w4, 2, 0.15f);
+  ge_test_net_const(c, "wc", wc, 4, 0.25f);
+  ge_test_net_const(c, "wv", wv, 2, 0.3f);
+  size_t m = marked ? 1 : 0;
+  ge_attr p_attr[] = {GE_ATTR_STRING("ge_compute_precision", "bf16")};
+  ge_attr f_attr[] = {GE_ATTR_STRING("activation", "Gelu"), GE_ATTR_STRING("ge_compute_precision", "bf16")};
+  ge_test_net_node(c, "MatMul", "m1", (const char *[]){"x", "w1"}, 2, "a", p_attr, m);
+  ge_test_net_node(c, "ai.ge::FusedMatMul", "m2", (const char *[]){"a", "w2", "b2"}, 3, "b", f_attr, 1 + m);
+  ge_test_net_node(c, "MatMul", "m3", (const char *[]){"b", "w3"}, 2, "c", p_attr, m);
+  ge_test_net_node(c, "MatMul", "m4", (const char *[]){"c", "w4"}, 2, "y", p_attr, m);
+  ge_test_net_node(c, "Relu", "r", (const char *[]){"c"}, 1, "z", NULL, 0);
+  ge_test_net_node(c, "Conv", "cv", (const char *[]){"i", "wc"}, 2, "v", p_attr, m);
+  ge_test_net_node(c, "MatMul", "mv", (const char *[]){"v", "wv"}, 2, "w", p_attr, m);
+  ge_test_net_node(c, "Gemm", "g1", (const char *[]){"g", "w1"}, 2, "ga", p_attr, m);
+  ge_test_net_node(c, "Gemm", "g2", (const char *[]){"ga", "w2", "b2"}, 3, "gb", p_attr, m);
+  ge_test_net_node(c, "MatMul", "g3", (const char *[]){"gb", "w3"}, 2, "gy", p_attr, m);
+  int64_t lnd[] = {64};
+  ge_test_net_const(c, "lsc", lnd, 1, 1.f);
+  ge_test_net_const(c, "lbi", lnd, 1, 0.2f);
+  ge_test_net_node(c, "ai.ge::LayerNormalization", "lnn", (const char *[]){"x", "lsc", "lbi"}, 3, "ln", NULL, 0);
+  ge_test_net_node(c, "MatMul", "lmm", (const char *[]){"ln", "w1"}, 2, "lm", p_attr, m);
+  ge_test_net_node(c, "Add", "lad", (const char *[]){"ln", "x"}, 2, "la", NULL, 0);
+  ge_test_net_node(c, "MatMul", "lqm", (const char *[]){"x", "w1"}, 2, "lq", p_attr, m);
+  ge_test_net_node(c, "Add", "lsd", (const char *[]){"lq", "lm"}, 2, "ls", NULL, 0);
+  assert_int_equal(ge_graph_add_output(c->g, "y"), GE_OK);
+  assert_int_equal(ge_graph_add_output(c->g, "z"), GE_OK);
+  assert_int_equal(ge_graph_add_output(c->g, "w"), GE_OK);
+  assert_int_equal(ge_graph_add_output(c->g, "gy"), GE_OK);
+  assert_int_equal(ge_graph_add_output(c->g, "la"), GE_OK);
+  assert_int_equal(ge_graph_add_output(c->g, "ls"), GE_OK);
+  assert_int_equal(ge_graph_toposort(c->g), GE_OK);
+}
+
+static ge_plan *compile_rows(const ge_graph *g, const char *mode, const char *policy, int threads) {
+  ge_options o;
+  ge_options_default(&o);
+  char th[8];
+  snprintf(th, sizeof th, "%d", threads);
+  ge_option kv[] = {{"ge.exec.precision_mode", mode}, {"ge.intraOpThreads", th}, {"ge.exec.layout", policy}};
+  assert_int_equal(ge_options_apply(&o, kv, 3), GE_OK);
+  ge_plan *p = NULL;
+  ge_status st = ge_plan_compile(g, NULL, &o, &p);
+  if (st != GE_OK) fail_msg("compile (%s, %s): %s", mode, policy, ge_last_error());
+  assert_non_null(p->layout);
+  return p;
+}
+
+#define ROWS_OUT 6
+static void run3(const ge_plan *p, ge_tensor **in, ge_tensor **out) {
+  for (int k = 0; k < ROWS_OUT; k++) out[k] = NULL;
+  ge_status st = ge_plan_run(p, in, 3, out, ROWS_OUT);
+  if (st != GE_OK) fail_msg("run: %s", ge_last_error());
+}
+
+/* max |a - b| <= tol * max |ref| */
+static void near(const ge_tensor *a, const ge_tensor *ref, double tol, const char *what) {
+  assert_int_equal(a->numel, ref->numel);
+  assert_int_equal(a->dtype, GE_F32);
+  const float *x = a->data, *r = ref->data;
+  double scale = 0;
+  for (size_t i = 0; i < ref->numel; i++) scale = fmax(scale, fabs(r[i]));
+  for (size_t i = 0; i < a->numel; i++)
+    if (!(fabs((double)x[i] - r[i]) <= tol * scale + 1e-6))
+      fail_msg("%s [%zu]: %g vs %g (max %g)", what, i, x[i], r[i], scale);
+}
+
+static void test_bf16_rows(void **unused) {
+  (void)unused;
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  bool has_bf16 = ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+  ge_test_net nf, nb;
+  build_rows(&nf, false);
+  build_rows(&nb, true);
+  int64_t xd[] = {2, 8, 64}, id[] = {1, 16, 8, 8}, gd[] = {16, 64};
+  ge_tensor *in[3] = {rand_t(xd, 3, 1.f), rand_t(id, 4, 1.f), rand_t(gd, 2, 1.f)};
+  /* float32: nothing marked, or the mix mode (no bf16 storage) */
+  ge_plan *pf = compile_rows(nf.g, "allow_fp32_to_bf16", "auto", 1);
+  ge_plan *pm = compile_rows(nb.g, "allow_mix_precision_bf16", "auto", 1);
+  for (size_t v = 0; v < pf->n_slots; v++) assert_int_equal(pf->layout[v], GE_LAYOUT_PLAIN);
+  for (size_t v = 0; v < pm->n_slots; v++) assert_true(pm->layout[v] != GE_LAYOUT_BF16);
+  ge_tensor *ref[ROWS_OUT];
+  run3(pf, in, ref);
+  /* bf16 compute with every value plain: the same numbers as bf16 storage (a bf16 MatMul
+     rounds its float32 input to bf16 anyway; oneDNN rounds its bf16 destination the same way) */
+  ge_plan *pp = compile_rows(nb.g, "allow_fp32_to_bf16", "plain", 1);
+  ge_tensor *pl[ROWS_OUT];
+  run3(pp, in, pl);
+  for (int threads = 1; threads <= 2; threads++) {
+    ge_plan *p = compile_rows(nb.g, "allow_fp32_to_bf16", "auto", threads);
+    int want = has_bf16 ? GE_LAYOUT_BF16 : GE_LAYOUT_PLAIN;
+    const char *rows[] = {"a", "b", "ga", "gb", "ln"};
+    for (size_t k = 0; k < 5; k++)
+      if (lay(p, rows[k]) != want)
+        fail_msg("bf16 %s: value %s is %s", has_bf16 ? "available" : "unavailable", rows[k],
+                 ge_layout_name(lay(p, rows[k])));
+    assert_int_equal(lay(p, "c"), GE_LAYOUT_PLAIN); /* also read by Relu */
+    assert_int_equal(lay(p, "y"), GE_LAYOUT_PLAIN); /* graph outputs */
+    assert_int_equal(lay(p, "z"), GE_LAYOUT_PLAIN);
+    /* a bf16 Conv's output read by a bf16 MatMul: neither channels-last nor row-major bf16 */
+    assert_int_equal(lay(p, "v"), GE_LAYOUT_PLAIN);
+    /* read only by an Add, which takes bf16 but does not ask for it */
+    assert_int_equal(lay(p, "lq"), GE_LAYOUT_PLAIN);
+    assert_int_equal(lay(p, "lm"), GE_LAYOUT_PLAIN);
+    ge_tensor *y[ROWS_OUT], *y2[ROWS_OUT];
+    run3(p, in, y);
+    run3(p, in, y2);
+    for (int k = 0; k < ROWS_OUT; k++) {
+      assert_memory_equal(y[k]->data, y2[k]->data, y[k]->nbytes);
+      near(y[k], ref[k], 3e-2, "bf16 vs float32");
+      /* the same numbers as bf16 compute on plain values, but for la (its Add reads the
+         LayerNormalization output rounded to bf16) */
+      near(y[k], pl[k], k == 4 ? 1e-2 : 1e-5, "bf16 storage vs bf16 plain");
+      ge_tensor_free(y[k]);
+      ge_tensor_free(y2[k]);
+    }
+    ge_plan_free(p);
+  }
+  for (int k = 0; k < ROWS_OUT; k++) {
+    ge_tensor_free(ref[k]);
+    ge_tensor_free(pl[k]);
+  }
+  ge_plan_free(pp);
+  ge_plan_free(pm);
+  ge_plan_free(pf);
+  for (int k = 0; k < 3; k++) ge_tensor_free(in[k]);
+  ge_test_net_free(&nf);
+  ge_test_net_free(&nb);
+}
+
+/* Dumps of row-major bf16 values are float32, plain, of the value's shape. */
+static void test_dump_rows(void **unused) {
+  (void)unused;
+  ge_test_net n;
+  build_rows(&n, true);
+  int64_t xd[] = {2, 8, 64}, id[] = {1, 16, 8, 8}, gd[] = {16, 64};
+  ge_tensor *in[3] = {rand_t(xd, 3, 1.f), rand_t(id, 4, 1.f), rand_t(gd, 2, 1.f)};
+  char dir[] = "/tmp/ge_test_layout_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  ge_tensor *got[2][2] = {{NULL, NULL}, {NULL, NULL}};
+  const char *pol[] = {"plain", "auto"}, *names[] = {"a", "b"};
+  for (int k = 0; k < 2; k++) {
+    char d[600];
+    snprintf(d, sizeof d, "%s/%s", dir, pol[k]);
+    ge_option kv[] = {{"ge.exec.layout", pol[k]}, {"ge.exec.enableDump", "1"}, {"ge.exec.dumpPath", d},
+                      {"ge.intraOpThreads", "1"}, {"ge.exec.precision_mode", "allow_fp32_to_bf16"}};
+    ge_session *s = NULL;
+    assert_int_equal(ge_session_create(kv, 5, &s), GE_OK);
+    assert_int_equal(ge_session_add_graph(s, 1, n.g), GE_OK);
+    ge_tensor *y[ROWS_OUT] = {NULL};
+    ge_status st = ge_session_run_graph(s, 1, in, 3, y, ROWS_OUT);
+    if (st != GE_OK) fail_msg("run: %s", ge_last_error());
+    for (int j = 0; j < ROWS_OUT; j++) ge_tensor_free(y[j]);
+    ge_session_free(s);
+    for (int j = 0; j < 2; j++) {
+      char path[700];
+      snprintf(path, sizeof path, "%s/0/%s.npy", d, names[j]);
+      assert_int_equal(ge_npy_read(path, &got[k][j]), GE_OK);
+      assert_int_equal(got[k][j]->dtype, GE_F32);
+      assert_int_equal(got[k][j]->rank, 3);
+      assert_int_equal(got[k][j]->dims[0], 2);
+      assert_int_equal(got[k][j]->dims[1], 8);
+    }
+  }
+  /* the stored value is the float32 one rounded to bf16 (where the processor has bf16: every
+     element exactly a bf16, unlike the plain-policy run's) */
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  bool has_bf16 = ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+  for (int j = 0; j < 2; j++) {
+    near(got[1][j], got[0][j], 1e-2, names[j]);
+    if (has_bf16) {
+      const uint32_t *u = got[1][j]->data, *w = got[0][j]->data;
+      size_t low = 0, low_plain = 0;
+      for (size_t i = 0; i < got[1][j]->numel; i++) {
+        low += (u[i] & 0xffffu) != 0;
+        low_plain += (w[i] & 0xffffu) != 0;
+      }
+      assert_int_equal(low, 0);
+      assert_true(low_plain > 0);
+    }
+    ge_tensor_free(got[0][j]);
+    ge_tensor_free(got[1][j]);
+  }
+  nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+  for (int k = 0; k < 3; k++) ge_tensor_free(in[k]);
+  ge_test_net_free(&n);
+}
+
 static void test_option(void **unused) {
   (void)unused;
   ge_options o;
@@ -443,6 +714,9 @@ int main(void) {
       cmocka_unit_test(test_convert),
       cmocka_unit_test(test_convert_bf16),
       cmocka_unit_test(test_bf16_storage),
+      cmocka_unit_test(test_convert_rows),
+      cmocka_unit_test(test_bf16_rows),
+      cmocka_unit_test(test_dump_rows),
       cmocka_unit_test(test_plan_layouts),
       cmocka_unit_test(test_plain_boundaries),
       cmocka_unit_test(test_dump_plain),

@@ -389,15 +389,17 @@ static ge_status matmul_pd(const ge_prepare_ctx *p, ge_dn_state *s, const dnnl_m
   return ge_dn_lowp_check(p, *pd, cdt);
 }
 
-static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, dnnl_data_type_t cdt) {
-  if (!ge_dn_static_f32(p) || !has_in(p, 1))
-    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: needs static float32 shapes");
+/* The matmul geometry of node p (MatMul / FusedMatMul): rank *r and dims of A, B and C as
+   oneDNN sees them (a B without batch dims folds A's batch dims into M).  NULL when the
+   oneDNN matmul takes the node, else why not. */
+static const char *matmul_geom(const ge_prepare_ctx *p, bool fused, int *r_out, int64_t *ad, int64_t *bd,
+                               int64_t *cd) {
+  if (!ge_dn_static_f32(p) || !has_in(p, 1)) return "needs static float32 shapes";
   const ge_shape *a = in_shape(p, 0), *b = in_shape(p, 1);
-  if (a->rank < 1 || b->rank < 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: scalars");
+  if (a->rank < 1 || b->rank < 1) return "scalars";
   int r = a->rank > b->rank ? a->rank : b->rank;
   if (r < 2) r = 2;
-  if (r > DNNL_MAX_NDIMS) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: rank");
-  int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], cd[DNNL_MAX_NDIMS];
+  if (r > DNNL_MAX_NDIMS) return "rank";
   /* 1-D A is [1,K]; 1-D B is [K,1]; batch dims left-padded with 1 */
   for (int i = 0; i < r; i++) ad[i] = bd[i] = 1;
   if (a->rank == 1) ad[r - 1] = a->dims[0];
@@ -406,10 +408,9 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   if (b->rank == 1) bd[r - 2] = b->dims[0];
   else
     for (int i = 0; i < b->rank; i++) bd[r - b->rank + i] = b->dims[i];
-  if (ad[r - 1] != bd[r - 2]) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: K differs");
+  if (ad[r - 1] != bd[r - 2]) return "K differs";
   for (int i = 0; i < r - 2; i++) {
-    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1)
-      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: batch dims");
+    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1) return "batch dims";
     cd[i] = ad[i] > bd[i] ? ad[i] : bd[i];
   }
   cd[r - 2] = ad[r - 2];
@@ -433,44 +434,62 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   size_t cn = 1;
   for (int i = 0; i < r; i++) cn *= (size_t)cd[i];
   size_t yn = 0;
-  if (!ge_shape_numel(&p->out[0].shape, &yn) || yn != cn || cn == 0)
-    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: output size");
+  if (p->n_out < 1 || !ge_shape_numel(&p->out[0].shape, &yn) || yn != cn || cn == 0) return "output size";
+  if (fused && has_in(p, 2)) {
+    size_t bn = 0;
+    if (!ge_shape_numel(in_shape(p, 2), &bn) || bn != (size_t)cd[r - 1]) return "bias shape";
+  }
+  *r_out = r;
+  return NULL;
+}
+
+/* A MatMul computing in bf16 reads its activation A and writes its output as row-major bf16
+   (GE_LAYOUT_BF16, compiler/layout.h) when the plan stores them so: no conversion per run.
+   Any other layout of those operands: declined (ge_dn_layout_guard converts). */
+static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, dnnl_data_type_t cdt) {
+  int r = 0;
+  int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], cd[DNNL_MAX_NDIMS];
+  const char *why = matmul_geom(p, fused, &r, ad, bd, cd);
+  if (why) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: %s", why);
+  int xl = ge_dn_in_layout(p, 0), yl = ge_dn_out_layout(p, 0);
+  if ((xl != GE_LAYOUT_PLAIN && xl != GE_LAYOUT_BF16) || (yl != GE_LAYOUT_PLAIN && yl != GE_LAYOUT_BF16))
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: layouts %s -> %s", ge_layout_name(xl),
+                           ge_layout_name(yl));
+  bool in16 = xl == GE_LAYOUT_BF16, out16 = yl == GE_LAYOUT_BF16;
   bool bias = fused && has_in(p, 2);
   int64_t N = cd[r - 1];
-  if (bias) {
-    size_t bn = 0;
-    if (!ge_shape_numel(in_shape(p, 2), &bn) || bn != (size_t)N)
-      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: bias shape");
-  }
   /* constant B that is not broadcast over batch: packed in the layout oneDNN wants */
   bool pack_b = is_const(p, 1);
 
   ge_dn_state *s = NULL;
   int saved = 0;
   GE_CHECK(ge_dn_prepare_begin(p, "matmul", &s, &saved));
-  dnnl_memory_desc_t a_u, a_p, b_u, b_a, c_u, bias_u;
+  dnnl_memory_desc_t a_u, a_p, b_u, b_a, c_u, c_p, bias_u;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t po = NULL;
   int64_t biasd[DNNL_MAX_NDIMS];
   for (int i = 0; i < r; i++) biasd[i] = 1;
   biasd[r - 1] = N;
-  ge_status st = ge_dn_md(p, &a_u, r, ad, NULL);
+  /* user descriptors: how the plan stores A and C (float32, or bf16 storage) */
+  ge_status st = ge_dn_md_dt(p, &a_u, r, ad, NULL, in16 ? dnnl_bf16 : dnnl_f32);
   if (st == GE_OK) st = ge_dn_md_dt(p, &a_p, r, ad, NULL, cdt);
   if (st == GE_OK) st = ge_dn_md(p, &b_u, r, bd, NULL);
   if (st == GE_OK) st = pack_b ? ge_dn_md_any_dt(p, &b_a, r, bd, cdt) : ge_dn_md_dt(p, &b_a, r, bd, NULL, cdt);
-  if (st == GE_OK) st = ge_dn_md(p, &c_u, r, cd, NULL);
+  if (st == GE_OK) st = ge_dn_md_dt(p, &c_u, r, cd, NULL, out16 ? dnnl_bf16 : dnnl_f32);
+  /* a bf16 primitive writes a bf16-stored C directly (bias and activation stay post-ops) */
+  if (st == GE_OK) st = ge_dn_md_dt(p, &c_p, r, cd, NULL, out16 && cdt == dnnl_bf16 ? dnnl_bf16 : dnnl_f32);
   if (st == GE_OK && bias) st = ge_dn_md(p, &bias_u, r, biasd, NULL);
   if (st == GE_OK && (dnnl_primitive_attr_create(&attr) != dnnl_success || dnnl_post_ops_create(&po) != dnnl_success))
     st = ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
   if (st == GE_OK && fused) st = ge_dn_append_act(p, po);
   if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: post-ops");
-  if (st == GE_OK) st = matmul_pd(p, s, &a_p, &b_a, bias ? &bias_u : NULL, &c_u, attr, "matmul", cdt, &pd);
-  /* bf16: the activation is handed over as plain bf16, converted by the run (ge_dn_mm16_run,
-     dnnl_lowp.c) rather than by a oneDNN reorder */
+  if (st == GE_OK) st = matmul_pd(p, s, &a_p, &b_a, bias ? &bias_u : NULL, &c_p, attr, "matmul", cdt, &pd);
+  /* bf16: a float32 activation is handed over as plain bf16, converted by the run
+     (ge_dn_mm16_run, dnnl_lowp.c) rather than by a oneDNN reorder; a bf16-stored one as it is */
   if (st == GE_OK)
-    st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, cdt == dnnl_bf16 ? &a_p : &a_u, NULL, -1);
+    st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, cdt == dnnl_bf16 && !in16 ? &a_p : &a_u, NULL, -1);
   if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);
   if (st == GE_OK && bias) st = add_in(p, s, pd, DNNL_ARG_BIAS, 2, &bias_u);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &c_u, NULL, -1);
@@ -482,42 +501,79 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
 static ge_status matmul_impl_dt(const ge_prepare_ctx *p, void **state, int fused, dnnl_data_type_t cdt) {
   return matmul_prepare_impl(p, state, fused != 0, cdt);
 }
-/* the state is a ge_dn_mm16 around the oneDNN state (run: ge_dn_mm16_run) */
+/* the state is a ge_dn_mm16 around the oneDNN state (run: ge_dn_mm16_run); a node with
+   bf16-stored operands that oneDNN declines runs the reference kernel with conversions */
 static ge_status mm16_prepare(const ge_prepare_ctx *p, void **state, int fused) {
   void *dn = NULL;
-  GE_CHECK(ge_dn_lowp_prepare(p, &dn, matmul_impl_dt, fused));
+  GE_CHECK(ge_dn_layout_guard(p, &dn, ge_dn_lowp_prepare(p, &dn, matmul_impl_dt, fused)));
   return ge_dn_mm16_wrap(p, dn, state);
 }
+/* A MatMul that will compute in bf16 prefers its activation A (a non-constant input 0) and its
+   output stored as row-major bf16 (GE_LAYOUT_BF16); the compiler does so only where the other
+   side of each value agrees. */
+static void mm_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out, bool fused) {
+  int r = 0;
+  int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], cd[DNNL_MAX_NDIMS];
+  if (p->n_out < 1 || matmul_geom(p, fused, &r, ad, bd, cd) || ge_dn_lowp_dt(p) != dnnl_bf16) return;
+  if (!is_const(p, 0)) in[0] = GE_LAYOUT_BF16;
+  out[0] = GE_LAYOUT_BF16;
+}
+static void matmul_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) { mm_pref(p, in, out, false); }
+static void fmatmul_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) { mm_pref(p, in, out, true); }
 static ge_status matmul_prepare(const ge_prepare_ctx *p, void **state) { return mm16_prepare(p, state, 0); }
 static ge_status fmatmul_prepare(const ge_prepare_ctx *p, void **state) { return mm16_prepare(p, state, 1); }
 
 /* ------------------------------------------------------------------ Gemm / FusedGemm */
 
-static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, dnnl_data_type_t cdt) {
-  if (!ge_dn_static_f32(p) || !has_in(p, 1))
-    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: needs static float32 shapes");
+/* The Gemm geometry of node p: g[] = {M, K, N, C rows, C columns, has C}.  NULL when the
+   oneDNN matmul takes the node, else why not. */
+static const char *gemm_geom(const ge_prepare_ctx *p, int64_t *g) {
+  if (!ge_dn_static_f32(p) || !has_in(p, 1) || p->n_out < 1) return "needs static float32 shapes";
   const ge_shape *a = in_shape(p, 0), *b = in_shape(p, 1);
-  if (a->rank != 2 || b->rank != 2) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: rank");
+  if (a->rank != 2 || b->rank != 2) return "rank";
   bool ta = ge_node_attr_int(p->node, "transA", 0) != 0, tb = ge_node_attr_int(p->node, "transB", 0) != 0;
-  float alpha = ge_node_attr_float(p->node, "alpha", 1.f), beta = ge_node_attr_float(p->node, "beta", 1.f);
+  float beta = ge_node_attr_float(p->node, "beta", 1.f);
   int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
   int64_t K2 = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
-  if (K != K2 || M < 1 || N < 1 || K < 1) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: shapes");
+  if (K != K2 || M < 1 || N < 1 || K < 1) return "shapes";
   bool has_c = has_in(p, 2) && beta != 0.f;
   int64_t cm = 1, cn = 1;
   if (has_c) {
     const ge_shape *c = in_shape(p, 2);
-    if (beta != 1.f) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: beta != 1");
-    if (c->rank > 2) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: C rank");
+    if (beta != 1.f) return "beta != 1";
+    if (c->rank > 2) return "C rank";
     if (c->rank == 2) {
       cm = c->dims[0];
       cn = c->dims[1];
     } else if (c->rank == 1) {
       cn = c->dims[0];
     }
-    if ((cm != 1 && cm != M) || (cn != 1 && cn != N))
-      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: C shape");
+    if ((cm != 1 && cm != M) || (cn != 1 && cn != N)) return "C shape";
   }
+  g[0] = M;
+  g[1] = K;
+  g[2] = N;
+  g[3] = cm;
+  g[4] = cn;
+  g[5] = has_c;
+  return NULL;
+}
+
+/* Like MatMul: A and Y may be stored row-major bf16 (GE_LAYOUT_BF16), read / written as they are
+   by a bf16 primitive (a float32 one reorders them). */
+static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool fused, dnnl_data_type_t cdt) {
+  int64_t g[6];
+  const char *why = gemm_geom(p, g);
+  if (why) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: %s", why);
+  int xl = ge_dn_in_layout(p, 0), yl = ge_dn_out_layout(p, 0);
+  if ((xl != GE_LAYOUT_PLAIN && xl != GE_LAYOUT_BF16) || (yl != GE_LAYOUT_PLAIN && yl != GE_LAYOUT_BF16))
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: layouts %s -> %s", ge_layout_name(xl),
+                           ge_layout_name(yl));
+  bool in16 = xl == GE_LAYOUT_BF16, out16 = yl == GE_LAYOUT_BF16;
+  bool ta = ge_node_attr_int(p->node, "transA", 0) != 0, tb = ge_node_attr_int(p->node, "transB", 0) != 0;
+  float alpha = ge_node_attr_float(p->node, "alpha", 1.f);
+  int64_t M = g[0], K = g[1], N = g[2], cm = g[3], cn = g[4];
+  bool has_c = g[5] != 0;
   /* C of shape [N] with alpha 1 is the bias; anything else is a binary-add post-op */
   bool c_bias = has_c && cm == 1 && cn == N && alpha == 1.f;
   ge_dn_state *s = NULL;
@@ -526,18 +582,20 @@ static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   int64_t ad[2] = {M, K}, as[2] = {ta ? 1 : K, ta ? M : 1};
   int64_t bd[2] = {K, N}, bs[2] = {tb ? 1 : N, tb ? K : 1};
   int64_t cd[2] = {M, N}, cud[2] = {cm, cn};
-  dnnl_memory_desc_t a_u, a_p, b_u, b_a, y_u, c_u;
+  dnnl_memory_desc_t a_u, a_p, b_u, b_a, y_u, y_p, c_u;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t po = NULL;
-  ge_status st = ge_dn_md(p, &a_u, 2, ad, as);
-  /* float32 keeps ge's strides (transA); a lower precision converts into a dense copy */
+  ge_status st = ge_dn_md_dt(p, &a_u, 2, ad, as, in16 ? dnnl_bf16 : dnnl_f32);
+  /* float32 keeps ge's strides (transA); a lower precision converts into a dense copy (none
+     for a bf16-stored A that is not transposed) */
   if (st == GE_OK) st = cdt == dnnl_f32 ? ge_dn_md(p, &a_p, 2, ad, as) : ge_dn_md_dt(p, &a_p, 2, ad, NULL, cdt);
   if (st == GE_OK) st = ge_dn_md(p, &b_u, 2, bd, bs);
   if (st == GE_OK)
     st = is_const(p, 1) ? ge_dn_md_any_dt(p, &b_a, 2, bd, cdt)
                         : (cdt == dnnl_f32 ? ge_dn_md(p, &b_a, 2, bd, bs) : ge_dn_md_dt(p, &b_a, 2, bd, NULL, cdt));
-  if (st == GE_OK) st = ge_dn_md(p, &y_u, 2, cd, NULL);
+  if (st == GE_OK) st = ge_dn_md_dt(p, &y_u, 2, cd, NULL, out16 ? dnnl_bf16 : dnnl_f32);
+  if (st == GE_OK) st = ge_dn_md_dt(p, &y_p, 2, cd, NULL, out16 && cdt == dnnl_bf16 ? dnnl_bf16 : dnnl_f32);
   if (st == GE_OK && has_c) st = ge_dn_md(p, &c_u, 2, cud, NULL);
   if (st == GE_OK && (dnnl_primitive_attr_create(&attr) != dnnl_success || dnnl_post_ops_create(&po) != dnnl_success))
     st = ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
@@ -548,7 +606,7 @@ static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   if (st == GE_OK && fused) st = ge_dn_append_act(p, po);
   if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: post-ops");
-  if (st == GE_OK) st = matmul_pd(p, s, &a_p, &b_a, c_bias ? &c_u : NULL, &y_u, attr, "gemm", cdt, &pd);
+  if (st == GE_OK) st = matmul_pd(p, s, &a_p, &b_a, c_bias ? &c_u : NULL, &y_p, attr, "gemm", cdt, &pd);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &a_u, NULL, -1);
   if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);
   if (st == GE_OK && has_c)
@@ -562,8 +620,19 @@ static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
 static ge_status gemm_impl_dt(const ge_prepare_ctx *p, void **state, int fused, dnnl_data_type_t cdt) {
   return gemm_prepare_impl(p, state, fused != 0, cdt);
 }
-static ge_status gemm_prepare(const ge_prepare_ctx *p, void **state) { return ge_dn_lowp_prepare(p, state, gemm_impl_dt, 0); }
-static ge_status fgemm_prepare(const ge_prepare_ctx *p, void **state) { return ge_dn_lowp_prepare(p, state, gemm_impl_dt, 1); }
+static ge_status gemm_prepare(const ge_prepare_ctx *p, void **state) {
+  return ge_dn_layout_guard(p, state, ge_dn_lowp_prepare(p, state, gemm_impl_dt, 0));
+}
+static ge_status fgemm_prepare(const ge_prepare_ctx *p, void **state) {
+  return ge_dn_layout_guard(p, state, ge_dn_lowp_prepare(p, state, gemm_impl_dt, 1));
+}
+/* A Gemm computing in bf16 prefers a row-major bf16 A (non-constant) and Y, like MatMul. */
+static void gemm_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) {
+  int64_t g[6];
+  if (gemm_geom(p, g) || ge_dn_lowp_dt(p) != dnnl_bf16) return;
+  if (!is_const(p, 0)) in[0] = GE_LAYOUT_BF16;
+  out[0] = GE_LAYOUT_BF16;
+}
 
 /* ------------------------------------------------------------------ pooling */
 
@@ -851,15 +920,15 @@ static ge_status logsoftmax_prepare(const ge_prepare_ctx *p, void **state) { ret
    .packed_inputs = ge_dn_packed_inputs}
 
 /* MatMul / FusedMatMul: a ge_dn_mm16 state (dnnl_lowp.h) */
-#define DN_K16(prep)                                                                               \
+#define DN_K16(prep, pref)                                                                          \
   {.prepare = prep, .run = ge_dn_mm16_run, .release = ge_dn_mm16_release, .overwrites_outputs = true, \
-   .packed_inputs = ge_dn_mm16_packed_inputs}
+   .layout_pref = pref, .packed_inputs = ge_dn_mm16_packed_inputs}
 
 const ge_kernel_def ge_fast_kernels_dnnl[] = {
     {"", "Conv", 1, 0, DN_KL(conv_prepare, conv_layout_pref)},
     {"", "ConvTranspose", 1, 0, DN_K(deconv_prepare)},
-    {"", "MatMul", 1, 0, DN_K16(matmul_prepare)},
-    {"", "Gemm", 1, 0, DN_K(gemm_prepare)},
+    {"", "MatMul", 1, 0, DN_K16(matmul_prepare, matmul_layout_pref)},
+    {"", "Gemm", 1, 0, DN_KL(gemm_prepare, gemm_layout_pref)},
     {"", "MaxPool", 1, 0, DN_KL(maxpool_prepare, pool_layout_pref)},
     {"", "AveragePool", 1, 0, DN_KL(avgpool_prepare, pool_layout_pref)},
     {"", "GlobalAveragePool", 1, 0, DN_KL(gavgpool_prepare, pool_layout_pref)},
@@ -874,8 +943,8 @@ const ge_kernel_def ge_fast_kernels_dnnl[] = {
     {GE_FUSED_DOMAIN, "FusedConv", 1, 0, {.prepare = fconv_prepare, .run = ge_dn_run, .release = ge_dn_release, .overwrites_outputs = true,
                                     .inplace_inputs = 1u << 3, .layout_pref = fconv_layout_pref,
                                     .packed_inputs = ge_dn_packed_inputs}},
-    {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, DN_K(fgemm_prepare)},
-    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K16(fmatmul_prepare)},
+    {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, DN_KL(fgemm_prepare, gemm_layout_pref)},
+    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K16(fmatmul_prepare, fmatmul_layout_pref)},
     /* bf16 only (dnnl_attn.c); float32 Attention declines to the fast kernel */
     {GE_FUSED_DOMAIN, "Attention", 1, 0,
      {.prepare = ge_dn_attn16_prepare, .run = ge_dn_attn16_run, .release = ge_dn_attn16_release,

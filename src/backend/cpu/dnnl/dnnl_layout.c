@@ -116,6 +116,7 @@ static dnnl_format_tag_t layout_tag(int layout, int ndims) {
       {dnnl_nCw8c, dnnl_nChw8c, dnnl_nCdhw8c},
       {dnnl_nCw16c, dnnl_nChw16c, dnnl_nCdhw16c},
       {dnnl_nwc, dnnl_nhwc, dnnl_ndhwc}, /* GE_LAYOUT_NHWC_BF16 */
+      {dnnl_ncw, dnnl_nchw, dnnl_ncdhw}, /* GE_LAYOUT_BF16 (any rank: ge_dn_md_layout) */
   };
   if (ndims < 3 || ndims > 5 || layout < 0 || layout >= GE_LAYOUT_COUNT) return dnnl_format_tag_undef;
   return tags[layout][ndims - 3];
@@ -125,6 +126,8 @@ ge_status ge_dn_md_layout(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int n
                           int layout, dnnl_data_type_t dt) {
   if (ndims < 1 || ndims > DNNL_MAX_NDIMS)
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: rank %d is out of range", ndims);
+  /* row-major bf16 storage: a plain bf16 descriptor, any rank */
+  if (layout == GE_LAYOUT_BF16) return ge_dn_md_dt(p, md, ndims, dims, NULL, dnnl_bf16);
   if (layout == GE_LAYOUT_PLAIN || ndims < 3) return ge_dn_md_dt(p, md, ndims, dims, NULL, dt);
   dnnl_format_tag_t tag = layout_tag(layout, ndims);
   if (tag == dnnl_format_tag_undef)
@@ -140,7 +143,7 @@ ge_status ge_dn_md_layout(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int n
 int ge_dn_md_to_layout(const dnnl_memory_desc_t *md) {
   if (!md || md->ndims < 3 || md->ndims > 5 || md->format_kind != dnnl_blocked) return GE_LAYOUT_PLAIN;
   for (int l = GE_LAYOUT_NHWC; l < GE_LAYOUT_COUNT; l++) {
-    if (l == GE_LAYOUT_NHWC_BF16) continue; /* a storage type, not a format: NHWC */
+    if (l == GE_LAYOUT_NHWC_BF16 || l == GE_LAYOUT_BF16) continue; /* storage types, not formats */
     dnnl_memory_desc_t t;
     if (dnnl_memory_desc_init_by_tag(&t, md->ndims, md->dims, md->data_type, layout_tag(l, md->ndims)) ==
             dnnl_success &&
@@ -216,8 +219,9 @@ void ge_dn_fallback_release(ge_dn_fallback *fb) {
   free(fb);
 }
 
-static bool is_image(const ge_tensor *t) {
-  return t && t->dtype == GE_F32 && t->rank >= 3 && t->rank <= 5 && t->data;
+/* A float32 tensor that layout l (not plain) fits: rank 3..5, any rank for row-major bf16. */
+static bool is_image(const ge_tensor *t, int l) {
+  return t && t->dtype == GE_F32 && (l == GE_LAYOUT_BF16 ? t->rank >= 1 : t->rank >= 3 && t->rank <= 5) && t->data;
 }
 
 ge_status ge_dn_fallback_run(const ge_dn_state *s, ge_kctx *ctx) {
@@ -233,7 +237,7 @@ ge_status ge_dn_fallback_run(const ge_dn_state *s, ge_kctx *ctx) {
   for (size_t o = 0; o < ctx->n_out; o++) pout[o] = ctx->out[o];
   for (size_t i = 0; i < ctx->n_in && st == GE_OK; i++) {
     if (i >= fb->n_in || fb->in_l[i] == GE_LAYOUT_PLAIN || !ctx->in[i]) continue;
-    if (!is_image(ctx->in[i])) {
+    if (!is_image(ctx->in[i], fb->in_l[i])) {
       st = ge_kctx_fail(ctx, GE_ERR_INTERNAL, "layout fallback: input %zu is not a float32 image", i);
       break;
     }
@@ -271,7 +275,7 @@ ge_status ge_dn_fallback_run(const ge_dn_state *s, ge_kctx *ctx) {
   }
   for (size_t o = 0; st == GE_OK && o < ctx->n_out; o++) {
     if (pout[o] == ctx->out[o]) continue;
-    if (!is_image(pout[o]) || pout[o]->nbytes != ctx->out[o]->nbytes) {
+    if (!is_image(pout[o], fb->out_l[o]) || pout[o]->nbytes != ctx->out[o]->nbytes) {
       st = ge_kctx_fail(ctx, GE_ERR_INTERNAL, "layout fallback: output %zu is not a float32 image", o);
       break;
     }

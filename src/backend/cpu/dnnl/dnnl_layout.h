@@ -44,7 +44,8 @@ int ge_dn_in_layout(const ge_prepare_ctx *p, size_t i);
 int ge_dn_out_layout(const ge_prepare_ctx *p, size_t o);
 
 /* A descriptor of data type dt and dims [N, C, spatial...] in layout `layout` (a ge_layout;
-   plain for rank < 3).  GE_LAYOUT_NHWC_BF16: channels-last bf16 whatever dt (how it is stored). */
+   plain for rank < 3).  GE_LAYOUT_NHWC_BF16: channels-last bf16 whatever dt (how it is stored);
+   GE_LAYOUT_BF16: plain bf16 of any rank whatever dt. */
 ge_status ge_dn_md_layout(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims, const int64_t *dims,
                           int layout, dnnl_data_type_t dt);
 /* The ge_layout a oneDNN descriptor is (NULL or another format: GE_LAYOUT_PLAIN). */

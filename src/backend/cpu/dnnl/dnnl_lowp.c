@@ -202,7 +202,8 @@ ge_status ge_dn_mm16_wrap(const ge_prepare_ctx *p, ge_dn_state *dn, void **state
   m->dn = dn;
   for (size_t i = 0; !dn->fb && i < dn->n_args; i++) {
     const ge_dn_arg *a = &dn->args[i];
-    if (a->arg == DNNL_ARG_SRC && a->kind == GE_DN_IN && a->index == 0 && a->same &&
+    /* (a bf16-stored input 0, GE_LAYOUT_BF16, is read as it is: no conversion) */
+    if (a->arg == DNNL_ARG_SRC && a->kind == GE_DN_IN && a->index == 0 && a->same && !a->stored16 &&
         a->user_md.data_type == dnnl_bf16)
       m->n = a->user_bytes / sizeof(uint16_t);
   }

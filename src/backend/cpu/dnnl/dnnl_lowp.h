@@ -42,7 +42,8 @@ void ge_dn_to_bf16(const float *x, uint16_t *y, size_t n, int threads);
  * (ge_dn_add_arg's user layout == the primitive's: no oneDNN reorder): the run converts the
  * float32 input with ge_dn_to_bf16 into a buffer of the state (one run at a time, try-lock; a
  * concurrent run allocates its own) and runs the oneDNN state on that.  A state whose input 0 is
- * float32 (float32 compute, or a constant A) runs ge_dn_run unchanged. */
+ * float32 (float32 compute, or a constant A) or already stored bf16 (GE_LAYOUT_BF16: the plan
+ * keeps the value bf16 between bf16 MatMuls, compiler/layout.h) runs ge_dn_run unchanged. */
 typedef struct ge_dn_mm16 ge_dn_mm16;
 /* Wraps dn (taken over, released on failure too) into *state. */
 ge_status ge_dn_mm16_wrap(const ge_prepare_ctx *p, ge_dn_state *dn, void **state);

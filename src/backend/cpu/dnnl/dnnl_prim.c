@@ -251,6 +251,8 @@ ge_status ge_dn_create_impl(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_
   return GE_OK;
 }
 
+static bool dn_stored16(int layout) { return layout == GE_LAYOUT_NHWC_BF16 || layout == GE_LAYOUT_BF16; }
+
 static ge_status dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_primitive_desc_t pd,
                             int arg, ge_dn_kind kind, int index, const dnnl_memory_desc_t *user_md,
                             const ge_tensor *value, int sum_input, const dnnl_memory_desc_t *sum_md) {
@@ -274,10 +276,10 @@ static ge_status dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_
   a->same = dnnl_memory_desc_equal(&a->user_md, &a->prim_md) != 0;
   a->sum_md = sum_md ? *sum_md : a->user_md;
   a->sum_same = dnnl_memory_desc_equal(&a->sum_md, &a->prim_md) != 0;
-  if (kind == GE_DN_IN) a->stored16 = ge_dn_in_layout(p, (size_t)index) == GE_LAYOUT_NHWC_BF16;
-  if (kind == GE_DN_OUT) a->stored16 = ge_dn_out_layout(p, (size_t)index) == GE_LAYOUT_NHWC_BF16;
-  if (kind == GE_DN_OUT && sum_input >= 0)
-    a->sum_stored16 = ge_dn_in_layout(p, (size_t)sum_input) == GE_LAYOUT_NHWC_BF16;
+  /* bf16 storage of a float32 value: channels-last or row-major (compiler/layout.h) */
+  if (kind == GE_DN_IN) a->stored16 = dn_stored16(ge_dn_in_layout(p, (size_t)index));
+  if (kind == GE_DN_OUT) a->stored16 = dn_stored16(ge_dn_out_layout(p, (size_t)index));
+  if (kind == GE_DN_OUT && sum_input >= 0) a->sum_stored16 = dn_stored16(ge_dn_in_layout(p, (size_t)sum_input));
   if ((a->stored16 && a->user_md.data_type != dnnl_bf16) || (a->sum_stored16 && a->sum_md.data_type != dnnl_bf16))
     return ge_prepare_fail(p, GE_ERR_INTERNAL, "oneDNN: %s: operand %d is stored bf16 but described otherwise",
                            s->what, index);

@@ -36,7 +36,8 @@ typedef struct ge_dn_arg {
   void *packed;                   /* GE_DN_CONST */
   dnnl_memory_desc_t sum_md;      /* GE_DN_OUT with a sum input: how that input is stored */
   bool sum_same;                  /* sum_md == prim_md: copied, no reorder */
-  /* the ge tensor is a float32 value stored as bf16 (GE_LAYOUT_NHWC_BF16, compiler/layout.h):
+  /* the ge tensor is a float32 value stored as bf16 (GE_LAYOUT_NHWC_BF16 or GE_LAYOUT_BF16,
+     compiler/layout.h):
      user_md is bf16, the tensor float32-typed with twice user_bytes */
   bool stored16, sum_stored16;
 } ge_dn_arg;

@@ -9,7 +9,12 @@
  *     block (a bias [..., C] against [N, ..., C], a scalar) split over threads in chunks.
  *     Other broadcasts (known only at run time) run the reference kernel, prepared alongside.
  * Threads are only started when a call has enough work (GE_TF_MIN_PAR elements) to pay for
- * the thread start. */
+ * the thread start.
+ *
+ * Row-major bf16 storage (GE_LAYOUT_BF16, compiler/layout.h): LayerNormalization may write its
+ * output as bf16 (it prefers to; the plan does so when bf16 MatMuls read it), and Add of two
+ * same-shape tensors takes either input stored so (GE_LAYOUT_ANY_ROWS: a residual Add reading
+ * a LayerNormalization output that bf16 MatMuls read too). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +22,34 @@
 #include "backend/cpu/fast/fast_kernels.h"
 #include "backend/cpu/fast/fast_math.h"
 #include "backend/cpu/threadpool.h"
+#include "compiler/layout.h"
 #include "ops/fused.h"
 
 /* Below this many elements per call a second thread costs more than it saves. */
 #define GE_TF_MIN_PAR ((size_t)32768)
 #define TF_LANES 16
+
+/* The plan's layout of input i / output o is row-major bf16 (GE_LAYOUT_BF16). */
+static bool tf_in16(const ge_prepare_ctx *p, size_t i) {
+  return p->in_layout && i < p->n_in && p->in[i].present && p->in_layout[i] == GE_LAYOUT_BF16;
+}
+static bool tf_out16(const ge_prepare_ctx *p, size_t o) {
+  return p->out_layout && o < p->n_out && p->node->outputs[o] >= 0 && p->out_layout[o] == GE_LAYOUT_BF16;
+}
+
+/* float32 -> bf16, round to nearest even, NaN kept a (quiet) NaN; and back */
+static inline uint16_t tf_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  uint16_t r = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  return (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)((u >> 16) | 0x40u) : r;
+}
+static inline float tf_from_bf16(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
 
 static int tf_threads(int requested, size_t work) {
   if (requested <= 1 || work < GE_TF_MIN_PAR) return 1;
@@ -34,25 +62,43 @@ static int tf_threads(int requested, size_t work) {
 typedef struct ln_state {
   int64_t axis;
   float eps;
+  bool y16; /* the output is stored row-major bf16 */
 } ln_state;
 
-static ge_status ln_prepare(const ge_prepare_ctx *p, void **state) {
+/* Why the fast kernel declines node p (NULL: it takes it). */
+static const char *ln_declines(const ge_prepare_ctx *p) {
   for (size_t i = 0; i < p->n_in; i++)
-    if (p->in[i].present && (!p->in[i].type || p->in[i].type->dtype != GE_F32))
-      return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "fast LayerNormalization: input %zu is not float32", i);
-  if (p->n_out != 1 || p->out[0].dtype != GE_F32)
-    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "fast LayerNormalization: one float32 output only");
+    if (p->in[i].present && (!p->in[i].type || p->in[i].type->dtype != GE_F32)) return "an input is not float32";
+  if (p->n_out != 1 || p->out[0].dtype != GE_F32) return "one float32 output only";
+  return NULL;
+}
+
+static ge_status ln_prepare(const ge_prepare_ctx *p, void **state) {
+  const char *why = ln_declines(p);
+  if (why) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "fast LayerNormalization: %s", why);
+  for (size_t i = 0; i < p->n_in; i++)
+    if (tf_in16(p, i))
+      return ge_prepare_fail(p, GE_ERR_INTERNAL, "fast LayerNormalization: input %zu is stored bf16", i);
   ln_state *s = calloc(1, sizeof *s);
   if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
   s->axis = ge_node_attr_int(p->node, "axis", -1);
   s->eps = ge_node_attr_float(p->node, "epsilon", 1e-5f);
+  s->y16 = tf_out16(p, 0);
   *state = s;
   return GE_OK;
+}
+
+/* It writes its (static float32) output row-major bf16 where the readers want that. */
+static void ln_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) {
+  (void)in;
+  if (ln_declines(p) || !ge_shape_is_static(&p->out[0].shape)) return;
+  out[0] = GE_LAYOUT_BF16;
 }
 
 typedef struct ln_job {
   const float *x, *sc, *bi;
   float *y;
+  uint16_t *y16; /* non-NULL: write bf16 here instead of y */
   size_t inner;
   float eps;
 } ln_job;
@@ -87,7 +133,13 @@ static void ln_rows(void *arg, size_t begin, size_t end) {
     for (size_t l = 0; l < TF_LANES; l++) var += lv[l];
     var /= (float)n;
     float rs = (float)(1.0 / sqrt((double)var + (double)j->eps));
-    if (sc && bi) {
+    if (j->y16) {
+      uint16_t *restrict hr = j->y16 + o * n;
+      if (sc && bi)
+        for (i = 0; i < n; i++) hr[i] = tf_to_bf16((xr[i] - mean) * rs * sc[i] + bi[i]);
+      else
+        for (i = 0; i < n; i++) hr[i] = tf_to_bf16((xr[i] - mean) * rs * (sc ? sc[i] : 1.f) + (bi ? bi[i] : 0.f));
+    } else if (sc && bi) {
       for (i = 0; i < n; i++) yr[i] = (xr[i] - mean) * rs * sc[i] + bi[i];
     } else if (sc) {
       for (i = 0; i < n; i++) yr[i] = (xr[i] - mean) * rs * sc[i];
@@ -125,8 +177,8 @@ static ge_status ln_run(const void *state, ge_kctx *ctx) {
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "output has %zu elements, input 0 has %zu", Y->numel, X->numel);
   if (!inner || !X->numel) return GE_OK;
   size_t outer = X->numel / inner;
-  ln_job j = {.x = X->data, .sc = Sc ? Sc->data : NULL, .bi = Bi ? Bi->data : NULL, .y = Y->data, .inner = inner,
-              .eps = s->eps};
+  ln_job j = {.x = X->data, .sc = Sc ? Sc->data : NULL, .bi = Bi ? Bi->data : NULL, .y = Y->data,
+              .y16 = s->y16 ? (uint16_t *)Y->data : NULL, .inner = inner, .eps = s->eps};
   ge_parallel_for(tf_threads(ctx->threads, X->numel), outer, ln_chunk, &j);
   return GE_OK;
 }
@@ -196,6 +248,7 @@ typedef struct bin_state {
   tf_binop op;
   const ge_kernel *ref; /* the reference kernel, for broadcasts handled here */
   void *ref_state;
+  bool a16, b16; /* input stored row-major bf16 (same shapes only) */
 } bin_state;
 
 static void bin_release(void *state) {
@@ -218,6 +271,12 @@ static ge_status bin_prepare_op(const ge_prepare_ctx *p, void **state, tf_binop 
   if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
   s->op = op;
   s->ref = ref;
+  s->a16 = tf_in16(p, 0);
+  s->b16 = tf_in16(p, 1);
+  if (tf_out16(p, 0)) {
+    free(s);
+    return ge_prepare_fail(p, GE_ERR_INTERNAL, "fast binary op: the output is stored bf16");
+  }
   if (ref->prepare) {
     ge_status st = ref->prepare(p, &s->ref_state);
     if (st != GE_OK) {
@@ -230,6 +289,19 @@ static ge_status bin_prepare_op(const ge_prepare_ctx *p, void **state, tf_binop 
 }
 
 static ge_status add_prepare(const ge_prepare_ctx *p, void **state) { return bin_prepare_op(p, state, TF_ADD); }
+/* Add of two static float32 tensors of one shape (a residual) reads either input as it is
+   stored, float32 or row-major bf16, without asking for bf16 (GE_LAYOUT_ANY_ROWS). */
+static void add_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out) {
+  (void)out;
+  if (p->n_in != 2 || p->n_out != 1 || p->out[0].dtype != GE_F32 || !ge_shape_is_static(&p->out[0].shape)) return;
+  for (size_t i = 0; i < 2; i++) {
+    const ge_type *t = p->in[i].present ? p->in[i].type : NULL;
+    if (!t || t->dtype != GE_F32 || !ge_shape_is_static(&t->shape) || t->shape.rank != p->out[0].shape.rank) return;
+    for (int32_t d = 0; d < t->shape.rank; d++)
+      if (t->shape.dims[d] != p->out[0].shape.dims[d]) return;
+  }
+  in[0] = in[1] = GE_LAYOUT_ANY_ROWS;
+}
 static ge_status sub_prepare(const ge_prepare_ctx *p, void **state) { return bin_prepare_op(p, state, TF_SUB); }
 static ge_status mul_prepare(const ge_prepare_ctx *p, void **state) { return bin_prepare_op(p, state, TF_MUL); }
 static ge_status div_prepare(const ge_prepare_ctx *p, void **state) { return bin_prepare_op(p, state, TF_DIV); }
@@ -239,7 +311,41 @@ typedef struct bin_job {
   float *y;
   size_t na, nb; /* elements of a / b: equal, or one is the repeating block of the other */
   tf_binop op;
+  const uint16_t *a16, *b16; /* same shapes only: that input stored bf16 (a / b unused) */
 } bin_job;
+
+/* Same shapes with an input stored bf16: y[i] = a[i] op b[i], [begin, end); one loop per op
+   and storage so that each vectorises. */
+#define BIN16_LOOP(EXPR)                                                                      \
+  do {                                                                                         \
+    if (a16 && b16) GE_IVDEP for (size_t i = begin; i < end; i++) {                           \
+        float x = tf_from_bf16(a16[i]), v = tf_from_bf16(b16[i]);                             \
+        y[i] = EXPR;                                                                           \
+      }                                                                                        \
+    else if (a16) GE_IVDEP for (size_t i = begin; i < end; i++) {                             \
+        float x = tf_from_bf16(a16[i]), v = b[i];                                              \
+        y[i] = EXPR;                                                                           \
+      }                                                                                        \
+    else GE_IVDEP for (size_t i = begin; i < end; i++) {                                      \
+        float x = a[i], v = tf_from_bf16(b16[i]);                                              \
+        y[i] = EXPR;                                                                           \
+      }                                                                                        \
+  } while (0)
+GE_FAST_CLONES
+static void bin16_range(const bin_job *j, size_t begin, size_t end) {
+  /* no restrict: y may be the float32 input (in place, same positions) */
+  const float *a = j->a, *b = j->b;
+  const uint16_t *a16 = j->a16, *b16 = j->b16;
+  float *y = j->y;
+  switch (j->op) {
+    case TF_ADD: BIN16_LOOP(x + v); break;
+    case TF_SUB: BIN16_LOOP(x - v); break;
+    case TF_MUL: BIN16_LOOP(x * v); break;
+    case TF_DIV: BIN16_LOOP(x / v); break;
+  }
+}
+#undef BIN16_LOOP
+
 
 /* y[i] = a[i % na] op b[i % nb] for i in [begin, end), where the shorter side repeats. */
 GE_FAST_CLONES
@@ -289,7 +395,8 @@ static void bin_chunk(void *arg, size_t begin, size_t end) {
   size_t n = j->na > j->nb ? j->na : j->nb;
   /* chunks are in units of 1024 elements */
   size_t lo = begin * 1024, hi = end * 1024 < n ? end * 1024 : n;
-  if (lo < hi) bin_range(j, lo, hi);
+  if (lo < hi && (j->a16 || j->b16)) bin16_range(j, lo, hi);
+  else if (lo < hi) bin_range(j, lo, hi);
 }
 
 /* True when `small` broadcasts to `big` as a trailing block: after dropping small's leading
@@ -325,18 +432,24 @@ static ge_status bin_run(const void *state, ge_kctx *ctx) {
       const ge_tensor *big = A->numel >= B->numel ? A : B;
       if (big->rank != Y->rank || big->dims[d] != Y->dims[d]) ok = false;
     }
+  if ((s->a16 || s->b16) && (!ok || A->numel != B->numel))
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "fast binary op: an input stored bf16 needs two inputs of one shape");
   if (!ok) return s->ref->run(s->ref_state, ctx);
   if (!Y->numel) return GE_OK;
-  bin_job j = {.a = A->data, .b = B->data, .y = Y->data, .na = A->numel, .nb = B->numel, .op = s->op};
+  bin_job j = {.a = A->data, .b = B->data, .y = Y->data, .na = A->numel, .nb = B->numel, .op = s->op,
+               .a16 = s->a16 ? A->data : NULL, .b16 = s->b16 ? B->data : NULL};
   size_t chunks = (Y->numel + 1023) / 1024;
   ge_parallel_for(tf_threads(ctx->threads, Y->numel), chunks, bin_chunk, &j);
   return GE_OK;
 }
 
 const ge_kernel_def ge_fast_kernels_tf[] = {
-    {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, {ln_prepare, ln_run, free, false, true}},
+    {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0,
+     {.prepare = ln_prepare, .run = ln_run, .release = free, .overwrites_outputs = true, .layout_pref = ln_layout_pref}},
     {"", "Softmax", 13, 0, {sm_prepare, sm_run, free, false, true}},
-    {"", "Add", 7, 0, {add_prepare, bin_run, bin_release, false, true, 3}},
+    {"", "Add", 7, 0,
+     {.prepare = add_prepare, .run = bin_run, .release = bin_release, .overwrites_outputs = true, .inplace_inputs = 3,
+      .layout_pref = add_layout_pref}},
     {"", "Sub", 7, 0, {sub_prepare, bin_run, bin_release, false, true, 3}},
     {"", "Mul", 7, 0, {mul_prepare, bin_run, bin_release, false, true, 3}},
     {"", "Div", 7, 0, {div_prepare, bin_run, bin_release, false, true, 3}},
