@@ -365,7 +365,7 @@ static ge_tensor *attn_ref_out(const ge_attr *at, size_t na, ge_tensor *const *i
   ge_graph *g = NULL;
   assert_int_equal(ge_graph_create("t", &g), GE_OK);
   const char *in_names[4];
-  char ib[4][8];
+  char ib[4][24];
   ge_type in_t[4], out_t[1];
   ge_infer_input ins[4];
   memset(ins, 0, sizeof ins);
