@@ -87,7 +87,14 @@ static ge_status infer_gelu(ge_infer_ctx *c) {
    operands are permuted to / from the logical order first */
 static ge_status infer_attention(ge_infer_ctx *c) {
   for (size_t i = 0; i < 3; i++) GE_CHECK(ge_infer_check_dtype(c, i, k_float));
-  if (c->n_in > 3 && c->in[3].present) GE_CHECK(ge_infer_check_dtype(c, 3, k_float));
+  int64_t mode = ge_node_attr_int(c->node, "mask_mode", GE_ATTN_MASK_ADD);
+  if (mode != GE_ATTN_MASK_ADD && mode != GE_ATTN_MASK_SELECT)
+    return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "mask_mode %lld is not 0 (additive) or 1 (select)",
+                         (long long)mode);
+  if (c->n_in > 3 && c->in[3].present) {
+    static const ge_dtype k_bool[] = {GE_BOOL, GE_DTYPE_COUNT};
+    GE_CHECK(ge_infer_check_dtype(c, 3, mode == GE_ATTN_MASK_SELECT ? k_bool : k_float));
+  }
   int64_t lay = ge_node_attr_int(c->node, "layout", 0);
   if (lay < 0 || lay > (int64_t)GE_ATTN_LAYOUT_ALL)
     return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "layout %lld is not a combination of 1, 2, 4, 8",

@@ -19,6 +19,13 @@
  *                                 8: Y is [B, M, H, Dv]  (= Transpose(logical Y, 0,2,1,3))
  *                                 A set bit needs that operand (and Y) of rank 4; the Mask
  *                                 always broadcasts to the logical scores [B, H, M, N].
+ *                                 mask_mode (0): 0 = additive, Mask float, added to the scores;
+ *                                 1 = select, Mask bool (the Where condition, true = keep):
+ *                                 Y = softmax(Where(Mask, Q @ KT * scale, mask_fill)) @ V,
+ *                                 i.e. masked scores are replaced by mask_fill (float, default
+ *                                 -inf) before the softmax; a fully masked row is then uniform
+ *                                 (every score mask_fill), NaN for mask_fill -inf, as Where +
+ *                                 Softmax give.  Without a Mask the mode has no effect.
  *
  * activation: "" (none), Relu, LeakyRelu (params: alpha), Clip (min, max), Sigmoid, Tanh,
  * Gelu, GeluTanh, SiLU, HardSwish, HardSigmoid (alpha, beta). */
@@ -37,6 +44,10 @@
 #define GE_ATTN_LAYOUT_V 4u
 #define GE_ATTN_LAYOUT_Y 8u
 #define GE_ATTN_LAYOUT_ALL 15u
+
+/* ai.ge::Attention's mask_mode attribute (see above) */
+#define GE_ATTN_MASK_ADD 0
+#define GE_ATTN_MASK_SELECT 1
 
 typedef enum ge_fused_act {
   GE_ACT_NONE = 0,

@@ -4,10 +4,10 @@
  * -> ai.ge::Attention(Q, KT, V, [Mask]) with scale = 1/c (Div) or c (Mul).  Q, KT, V float32
  * (batch dims broadcast as MatMul's); Softmax over the last axis; every intermediate has one
  * reader and is not a graph output.
- * The causal mask of GPT-style exports, Where(Cond, s, Fill) with a constant float32 scalar
- * Fill <= -1e30 (-inf or the float32 minimum), becomes the additive mask
- * Mask = Where(Cond, 0, Fill) (a new node on Cond's shape, which must not enlarge the scores):
- * s + Fill rounds to Fill (or -inf) for any score |s| < 1e30, so the softmax is the same. */
+ * The causal mask of GPT-style exports, Where(Cond, s, Fill) with a bool Cond (which must not
+ * enlarge the scores) and a constant float32 scalar Fill (any value: GPT-2 exports use -1e9,
+ * where an additive mask would not be exact), becomes the select mode of the Attention:
+ * Mask = Cond, mask_mode = 1, mask_fill = Fill (ops/fused.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -58,7 +58,8 @@ ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
     if (mm2 < 0 || !ge_edit_is_op(&e, mm2, "MatMul") || slot != 0) continue;
     int32_t nodes[12] = {sm, mm2, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     size_t nn = 2;
-    int32_t mask = -1, where_cond = -1, where_fill = -1;
+    int32_t mask = -1, where_cond = -1;
+    float where_fill = 0.f;
     float scale = 1.f;
     int32_t cur = t_v, p;
     bool ok = true;
@@ -83,11 +84,14 @@ ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
       }
       if (ge_edit_is_op(&e, p, "Where") && mask < 0 && step == 0 && pn->n_inputs == 3 && pn->inputs[1] >= 0 &&
           pn->inputs[0] >= 0 && pn->inputs[2] >= 0 && ge_pu_is_f32(&e, pn->inputs[2]) &&
-          ge_edit_const_scalar(&e, pn->inputs[2], &k) && k <= -1e30) {
+          ge_edit_const_scalar(&e, pn->inputs[2], &k)) {
         const ge_type *ct = ge_edit_type(&e, pn->inputs[0]);
         if (ct->kind != GE_TYPE_TENSOR || ct->dtype != GE_BOOL) { ok = false; break; }
+        /* the Fill must not enlarge the scores' rank either */
+        int32_t fr = ge_edit_type(&e, pn->inputs[2])->shape.rank, sr = ge_edit_type(&e, pn->inputs[1])->shape.rank;
+        if (fr != 0 && (fr < 0 || sr < 0 || fr > sr)) { ok = false; break; }
         where_cond = pn->inputs[0];
-        where_fill = pn->inputs[2];
+        where_fill = (float)k;
         mask = where_cond; /* its shape is the mask's (checked below) */
         cur = pn->inputs[1];
         nodes[nn++] = p;
@@ -166,23 +170,13 @@ ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed) {
     char nm[256];
     snprintf(nm, sizeof nm, "%s_attention", g->nodes[sm].name);
     for (size_t k = 0; k < nn; k++) ge_edit_kill(&e, nodes[k]);
-    if (where_cond >= 0) {
-      /* Mask = Where(Cond, 0, Fill) */
-      ge_tensor *zero = NULL;
-      int32_t zid = -1, mid = -1, wid = -1;
-      st = ge_tensor_create(GE_F32, NULL, 0, &zero);
-      if (st == GE_OK) st = ge_edit_add_constant(&e, "attention_mask_zero", zero, &zid);
-      if (st == GE_OK) st = ge_edit_new_value(&e, "attention_mask", &mid);
-      char wn[256];
-      snprintf(wn, sizeof wn, "%s_mask", g->nodes[sm].name);
-      int32_t win[3] = {where_cond, zid, where_fill}, wout[1] = {mid};
-      if (st == GE_OK) st = ge_edit_add_node(&e, "Where", "", wn, win, 3, wout, 1, &wid);
-      if (st != GE_OK) break;
-      in[3] = mid;
-    }
     st = ge_edit_add_node(&e, "Attention", "ai.ge", nm, in, mask >= 0 ? 4 : 3, out, 1, &id);
     if (st == GE_OK) st = ge_edit_set_attr_float(&g->nodes[id], "scale", scale);
     if (st == GE_OK && layout) st = ge_edit_set_attr_int(&g->nodes[id], "layout", layout);
+    if (st == GE_OK && where_cond >= 0) {
+      st = ge_edit_set_attr_int(&g->nodes[id], "mask_mode", GE_ATTN_MASK_SELECT);
+      if (st == GE_OK) st = ge_edit_set_attr_float(&g->nodes[id], "mask_fill", where_fill);
+    }
     *changed = true;
   }
   if (st != GE_OK) {

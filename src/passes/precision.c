@@ -70,8 +70,14 @@ static bool is_f32(const ge_graph *g, int32_t v) {
 
 static bool all_f32(const ge_graph *g, const ge_node *n) {
   bool any_in = false;
+  /* ai.ge Attention in mask_mode 1: its Mask (input 3) is a bool condition */
+  bool sel = !strcmp(n->op_type, "Attention") && n->domain && !strcmp(n->domain, GE_FUSED_DOMAIN) &&
+             ge_node_attr_int(n, "mask_mode", GE_ATTN_MASK_ADD) == GE_ATTN_MASK_SELECT;
   for (size_t i = 0; i < n->n_inputs; i++) {
     if (n->inputs[i] < 0) continue;
+    if (sel && i == 3 && (size_t)n->inputs[i] < g->n_values && g->values[n->inputs[i]].type.kind == GE_TYPE_TENSOR &&
+        g->values[n->inputs[i]].type.dtype == GE_BOOL)
+      continue;
     if (!is_f32(g, n->inputs[i])) return false;
     any_in = true;
   }

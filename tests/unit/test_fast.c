@@ -287,8 +287,8 @@ static void check_fast_op(const char *domain_op, const ge_attr *attrs, size_t na
   for (size_t i = 0; i < n_in; i++) {
     snprintf(ib[i], sizeof ib[i], "i%zu", i);
     in_names[i] = ib[i];
-    assert_int_equal(ge_graph_add_input(g, ib[i], GE_F32, in[i]->dims, (size_t)in[i]->rank), GE_OK);
-    in_t[i] = ge_test_type(GE_F32, in[i]->dims, in[i]->rank);
+    assert_int_equal(ge_graph_add_input(g, ib[i], in[i]->dtype, in[i]->dims, (size_t)in[i]->rank), GE_OK);
+    in_t[i] = ge_test_type(in[i]->dtype, in[i]->dims, in[i]->rank);
     ins[i].present = true;
     ins[i].type = &in_t[i];
   }
@@ -372,8 +372,8 @@ static ge_tensor *attn_ref_out(const ge_attr *at, size_t na, ge_tensor *const *i
   for (size_t i = 0; i < n_in; i++) {
     snprintf(ib[i], sizeof ib[i], "i%zu", i);
     in_names[i] = ib[i];
-    assert_int_equal(ge_graph_add_input(g, ib[i], GE_F32, in[i]->dims, (size_t)in[i]->rank), GE_OK);
-    in_t[i] = ge_test_type(GE_F32, in[i]->dims, in[i]->rank);
+    assert_int_equal(ge_graph_add_input(g, ib[i], in[i]->dtype, in[i]->dims, (size_t)in[i]->rank), GE_OK);
+    in_t[i] = ge_test_type(in[i]->dtype, in[i]->dims, in[i]->rank);
     ins[i].present = true;
     ins[i].type = &in_t[i];
   }
@@ -567,6 +567,103 @@ static void test_fast_softmax(void **unused) {
     ge_tensor_free(in[0]);
   }
 }
+/* ------------------------------------------------------------------ Attention, select mask */
+
+/* a bool condition of shape cd: about a third masked (pattern 0), or causal over its last two
+   dims (1); with rows (cd[cr - 2] > 1) its first row fully masked */
+static ge_tensor *attn_cond(const int64_t *cd, size_t cr, int pattern) {
+  ge_tensor *c = NULL;
+  assert_int_equal(ge_tensor_create(GE_BOOL, cd, cr, &c), GE_OK);
+  uint8_t *b = c->data;
+  size_t n = cr ? (size_t)cd[cr - 1] : 1, m = cr >= 2 ? (size_t)cd[cr - 2] : 1;
+  for (size_t i = 0; i < c->numel; i++) {
+    size_t col = i % n, row = i / n % m;
+    b[i] = pattern ? col <= row : (uint8_t)((rng = rng * 6364136223846793005ull + 1442695040888963407ull) >> 62 != 0);
+  }
+  if (m > 1)
+    for (size_t j = 0; j < n; j++) b[j] = 0;
+  return c;
+}
+
+/* mask_mode 1: the fast kernels against the reference, stored operand shapes qd/kd/vd (layout) */
+static void attn_select_case(const int64_t *qd, const int64_t *kd, const int64_t *vd, size_t r, const int64_t *cd,
+                             size_t cr, int pattern, float scale, float fill, unsigned layout) {
+  ge_tensor *in[4] = {rand_t(qd, r, 1.f), rand_t(kd, r, 1.f), rand_t(vd, r, 1.f), attn_cond(cd, cr, pattern)};
+  ge_attr at[] = {GE_ATTR_FLOAT("scale", scale), GE_ATTR_INT("mask_mode", 1), GE_ATTR_FLOAT("mask_fill", fill),
+                  GE_ATTR_INT("layout", (int64_t)layout)};
+  check_fast_op("ai.ge::Attention", at, 4, in, 4, 2e-5);
+  for (size_t i = 0; i < 4; i++) ge_tensor_free(in[i]);
+}
+
+/* the reference in select mode is Where(cond, scores, fill) -> Softmax: a fully masked row with a
+   finite fill is uniform (the mean of V's rows), with fill -inf NaN; kept scores are those of the
+   unmasked op (the additive mask 0 / -inf gives the same where a row keeps an entry) */
+static void test_attention_select_ref(void **unused) {
+  (void)unused;
+  const int64_t qd[] = {2, 3, 5, 4}, kd[] = {2, 3, 4, 7}, vd[] = {2, 3, 7, 3}, cd[] = {1, 1, 5, 7};
+  ge_tensor *in[4] = {rand_t(qd, 4, 1.f), rand_t(kd, 4, 1.f), rand_t(vd, 4, 1.f), attn_cond(cd, 4, 1)};
+  ge_tensor *add = rand_t(cd, 4, 1.f);
+  const uint8_t *c = in[3]->data;
+  float *am = add->data;
+  for (size_t i = 0; i < add->numel; i++) am[i] = c[i] ? 0.f : -INFINITY;
+  const float fills[] = {-1e9f, -INFINITY, 3.f};
+  ge_tensor *ain[4] = {in[0], in[1], in[2], add};
+  ge_attr a0[] = {GE_ATTR_FLOAT("scale", 0.5f)};
+  ge_tensor *want = attn_ref_out(a0, 1, ain, 4);
+  for (int f = 0; f < 3; f++) {
+    ge_attr at[] = {GE_ATTR_FLOAT("scale", 0.5f), GE_ATTR_INT("mask_mode", 1), GE_ATTR_FLOAT("mask_fill", fills[f])};
+    ge_tensor *got = attn_ref_out(at, 3, in, 4);
+    const float *y = got->data, *w = want->data, *v = in[2]->data;
+    for (size_t b = 0; b < 6; b++)
+      for (size_t i = 0; i < 5; i++)
+        for (size_t d = 0; d < 3; d++) {
+          float a = y[(b * 5 + i) * 3 + d];
+          if (i == 0) { /* fully masked */
+            if (isinf(fills[f])) {
+              assert_true(isnan(a));
+              continue;
+            }
+            double mean = 0;
+            for (size_t n = 0; n < 7; n++) mean += v[(b * 7 + n) * 3 + d];
+            mean /= 7;
+            if (fabs(a - mean) > 1e-5) fail_msg("fill %g row 0: %.7g, mean of V %.7g", fills[f], a, mean);
+          } else if (f < 2) {
+            float e = w[(b * 5 + i) * 3 + d];
+            if (a != e) fail_msg("fill %g: [%zu,%zu,%zu] %.9g, additive -inf mask %.9g", fills[f], b, i, d, a, e);
+          }
+        }
+    ge_tensor_free(got);
+  }
+  ge_tensor_free(want);
+  ge_tensor_free(add);
+  for (size_t i = 0; i < 4; i++) ge_tensor_free(in[i]);
+}
+
+static void test_fast_attention_select(void **unused) {
+  (void)unused;
+  /* GPT-2-like: causal [1, 1, M, N], fill -1e9, first row fully masked (uniform) */
+  attn_select_case((int64_t[]){1, 4, 64, 64}, (int64_t[]){1, 4, 64, 64}, (int64_t[]){1, 4, 64, 64}, 4,
+                   (int64_t[]){1, 1, 64, 64}, 4, 1, 0.125f, -1e9f, 0);
+  /* odd sizes, random condition [M, N] broadcast over batch and heads, -inf fill (NaN row) */
+  attn_select_case((int64_t[]){2, 3, 17, 8}, (int64_t[]){2, 3, 8, 19}, (int64_t[]){2, 3, 19, 5}, 4,
+                   (int64_t[]){17, 19}, 2, 0, 0.35f, -INFINITY, 0);
+  /* per-batch key padding [B, 1, 1, N] (column stride, no rows), long rows with vector tails */
+  attn_select_case((int64_t[]){2, 2, 47, 70}, (int64_t[]){2, 2, 70, 131}, (int64_t[]){2, 2, 131, 81}, 4,
+                   (int64_t[]){2, 1, 1, 131}, 4, 0, 0.125f, -1e4f, 0);
+  /* one value per row [B, H, M, 1] (column stride 0), a positive fill */
+  attn_select_case((int64_t[]){2, 3, 9, 16}, (int64_t[]){2, 3, 16, 67}, (int64_t[]){2, 3, 67, 16}, 4,
+                   (int64_t[]){2, 3, 9, 1}, 4, 0, 0.25f, 2.5f, 0);
+  /* a scalar condition; one head (threaded GEMMs) */
+  attn_select_case((int64_t[]){1, 33, 7}, (int64_t[]){1, 7, 41}, (int64_t[]){1, 41, 3}, 3, (int64_t[]){1}, 1, 0,
+                   1.f, -1e9f, 0);
+  attn_select_case((int64_t[]){1, 33, 7}, (int64_t[]){1, 7, 41}, (int64_t[]){1, 41, 3}, 3, (int64_t[]){33, 41}, 2,
+                   0, 1.f, -1e9f, 0);
+  /* with the layout: stored [B, S, H, D] operands (GPT-2 after the transpose folding) */
+  attn_select_case((int64_t[]){2, 13, 3, 8}, (int64_t[]){2, 21, 3, 8}, (int64_t[]){2, 21, 3, 6}, 4,
+                   (int64_t[]){1, 1, 13, 21}, 4, 1, 0.3f, -1e9f, 15);
+  attn_select_case((int64_t[]){1, 3, 7, 5}, (int64_t[]){1, 19, 3, 5}, (int64_t[]){1, 3, 19, 6}, 4,
+                   (int64_t[]){7, 19}, 2, 0, 0.3f, -1e9f, 2);
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
@@ -577,6 +674,8 @@ int main(void) {
       cmocka_unit_test(test_fast_expf),
       cmocka_unit_test(test_fast_attention),
       cmocka_unit_test(test_fast_attention_layout),
+      cmocka_unit_test(test_attention_select_ref),
+      cmocka_unit_test(test_fast_attention_select),
       cmocka_unit_test(test_fast_concat),
       cmocka_unit_test(test_fast_layernorm),
       cmocka_unit_test(test_fast_binary),

@@ -6,7 +6,9 @@
  *   - scaled-dot-product attention through a session in allow_fp32_to_bf16: the fusion gives an
  *     ai.ge Attention marked bf16 (oneDNN bf16 GEMMs, float32 mask and softmax) that agrees
  *     with float32 to bf16 accuracy, with -inf mask entries, at 1 and 2 threads, run twice
- *     (the cached buffers). */
+ *     (the cached buffers); the same for GPT-2's Where(cond, scores, -1e9) mask (mask_mode 1,
+ *     a bool condition broadcast over batch and heads or over heads and rows, a fully masked
+ *     row). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -97,16 +99,39 @@ static void add_node(ge_graph *g, const char *op, const char *name, const char *
   assert_int_equal(st, GE_OK);
 }
 
-/* y = Softmax(q x kt * 0.2 + mask) x v, q [2,3,M,D], kt [2,3,D,N], v [2,3,N,Dv], mask [2,1,1,N] */
-static ge_graph *attn_graph(int64_t M, int64_t D, int64_t N, int64_t Dv) {
+/* y = Softmax(q x kt * 0.2 + mask) x v, q [2,3,M,D], kt [2,3,D,N], v [2,3,N,Dv], mask [2,1,1,N];
+   where 1: Where(cond, q x kt * 0.2, -1e9) with a bool cond [1,1,M,N]; 2: cond [2,1,1,N] */
+static void attn_mask_dims(int64_t M, int64_t N, int where, int64_t *md) {
+  md[0] = where == 1 ? 1 : 2, md[1] = 1, md[2] = where == 1 ? M : 1, md[3] = N;
+}
+
+/* the processor has native bf16 (the bf16 Attention kernel then runs) */
+static bool cpu_bf16(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+static ge_graph *attn_graph(int64_t M, int64_t D, int64_t N, int64_t Dv, int where) {
   ge_graph *g = NULL;
   assert_int_equal(ge_graph_create("attn", &g), GE_OK);
   assert_int_equal(ge_graph_set_opset(g, "", 17), GE_OK);
-  int64_t qd[4] = {2, 3, M, D}, kd[4] = {2, 3, D, N}, vd[4] = {2, 3, N, Dv}, md[4] = {2, 1, 1, N};
+  int64_t qd[4] = {2, 3, M, D}, kd[4] = {2, 3, D, N}, vd[4] = {2, 3, N, Dv}, md[4];
+  attn_mask_dims(M, N, where, md);
   assert_int_equal(ge_graph_add_input(g, "q", GE_F32, qd, 4), GE_OK);
   assert_int_equal(ge_graph_add_input(g, "kt", GE_F32, kd, 4), GE_OK);
   assert_int_equal(ge_graph_add_input(g, "v", GE_F32, vd, 4), GE_OK);
-  assert_int_equal(ge_graph_add_input(g, "mask", GE_F32, md, 4), GE_OK);
+  assert_int_equal(ge_graph_add_input(g, "mask", where ? GE_BOOL : GE_F32, md, 4), GE_OK);
+  if (where) {
+    ge_tensor *f = NULL;
+    assert_int_equal(ge_tensor_create(GE_F32, NULL, 0, &f), GE_OK);
+    *(float *)ge_tensor_data(f) = -1e9f;
+    assert_int_equal(ge_graph_add_constant(g, "fill", f), GE_OK);
+    ge_tensor_free(f);
+  }
   ge_tensor *c = NULL;
   assert_int_equal(ge_tensor_create(GE_F32, NULL, 0, &c), GE_OK);
   *(float *)ge_tensor_data(c) = 0.2f;
@@ -114,7 +139,10 @@ static ge_graph *attn_graph(int64_t M, int64_t D, int64_t N, int64_t Dv) {
   ge_tensor_free(c);
   add_node(g, "MatMul", "qk", (const char *[]){"q", "kt"}, 2, "s", NULL, 0);
   add_node(g, "Mul", "scale", (const char *[]){"s", "c"}, 2, "ss", NULL, 0);
-  add_node(g, "Add", "masked", (const char *[]){"ss", "mask"}, 2, "sm", NULL, 0);
+  if (where)
+    add_node(g, "Where", "masked", (const char *[]){"mask", "ss", "fill"}, 3, "sm", NULL, 0);
+  else
+    add_node(g, "Add", "masked", (const char *[]){"ss", "mask"}, 2, "sm", NULL, 0);
   ge_attr ax[] = {GE_ATTR_INT("axis", -1)};
   add_node(g, "Softmax", "softmax", (const char *[]){"sm"}, 1, "p", ax, 1);
   add_node(g, "MatMul", "pv", (const char *[]){"p", "v"}, 2, "y", NULL, 0);
@@ -141,8 +169,8 @@ static ge_tensor *run_attn(const ge_graph *g, const char *mode, const char *thre
   return out[0];
 }
 
-static void attn_case(int64_t M, int64_t D, int64_t N, int64_t Dv) {
-  ge_graph *g = attn_graph(M, D, N, Dv);
+static void attn_case(int64_t M, int64_t D, int64_t N, int64_t Dv, int where) {
+  ge_graph *g = attn_graph(M, D, N, Dv, where);
   /* the fusion and the mark */
   ge_graph *h = NULL;
   assert_int_equal(ge_graph_clone(g, NULL, &h), GE_OK);
@@ -157,15 +185,28 @@ static void attn_case(int64_t M, int64_t D, int64_t N, int64_t Dv) {
       const char *m = ge_node_attr_string(&h->nodes[i], GE_PRECISION_ATTR, NULL);
       assert_non_null(m);
       assert_string_equal(m, "bf16");
+      assert_int_equal(ge_node_attr_int(&h->nodes[i], "mask_mode", 0), where ? 1 : 0);
     }
   assert_int_equal(n_attn, 1);
   ge_pass_config_clear(&cfg);
   ge_graph_free(h);
 
-  int64_t qd[4] = {2, 3, M, D}, kd[4] = {2, 3, D, N}, vd[4] = {2, 3, N, Dv}, md[4] = {2, 1, 1, N};
-  ge_tensor *in[4] = {rand_t(qd, 4, 2.f), rand_t(kd, 4, 2.f), rand_t(vd, 4, 1.f), rand_t(md, 4, 1.f)};
-  float *mk = ge_tensor_data(in[3]);
-  for (int64_t j = 0; j < 2 * N; j += 3) mk[j] = -INFINITY; /* never a whole row */
+  int64_t qd[4] = {2, 3, M, D}, kd[4] = {2, 3, D, N}, vd[4] = {2, 3, N, Dv}, md[4];
+  attn_mask_dims(M, N, where, md);
+  ge_tensor *in[4] = {rand_t(qd, 4, 2.f), rand_t(kd, 4, 2.f), rand_t(vd, 4, 1.f), NULL};
+  if (where) {
+    assert_int_equal(ge_tensor_create(GE_BOOL, md, 4, &in[3]), GE_OK);
+    uint8_t *c = ge_tensor_data(in[3]);
+    for (size_t i = 0; i < ge_tensor_numel(in[3]); i++) {
+      size_t col = i % (size_t)N, row = i / (size_t)N;
+      /* causal with row 0 fully masked (uniform), or every third key masked */
+      c[i] = where == 1 ? row > 0 && col <= row : col % 3 != 0;
+    }
+  } else {
+    in[3] = rand_t(md, 4, 1.f);
+    float *mk = ge_tensor_data(in[3]);
+    for (int64_t j = 0; j < 2 * N; j += 3) mk[j] = -INFINITY; /* never a whole row */
+  }
   ge_tensor *ref = run_attn(g, "force_fp32", "1", in);
   const float *r = ge_tensor_data(ref);
   double scale = 0;
@@ -173,9 +214,14 @@ static void attn_case(int64_t M, int64_t D, int64_t N, int64_t Dv) {
   for (int t = 1; t <= 2; t++) {
     ge_tensor *y = run_attn(g, "allow_fp32_to_bf16", t == 1 ? "1" : "2", in);
     const float *x = ge_tensor_data(y);
-    for (size_t i = 0; i < ge_tensor_numel(ref); i++)
+    double dmax = 0;
+    for (size_t i = 0; i < ge_tensor_numel(ref); i++) {
       if (!(fabs((double)x[i] - r[i]) <= 3e-2 * scale))
-        fail_msg("M=%lld N=%lld threads %d: y[%zu] = %g, float32 %g", (long long)M, (long long)N, t, i, x[i], r[i]);
+        fail_msg("M=%lld N=%lld where %d threads %d: y[%zu] = %g, float32 %g", (long long)M, (long long)N, where, t, i,
+                 x[i], r[i]);
+      dmax = fmax(dmax, fabs((double)x[i] - r[i]));
+    }
+    if (where && cpu_bf16()) assert_true(dmax > 0); /* bf16 did run (not the float32 fallback) */
     ge_tensor_free(y);
   }
   ge_tensor_free(ref);
@@ -185,9 +231,13 @@ static void attn_case(int64_t M, int64_t D, int64_t N, int64_t Dv) {
 
 static void test_attention_bf16(void **state) {
   (void)state;
-  attn_case(17, 24, 37, 20);
-  attn_case(64, 64, 64, 64);
-  attn_case(5, 7, 131, 3);
+  attn_case(17, 24, 37, 20, 0);
+  attn_case(64, 64, 64, 64, 0);
+  attn_case(5, 7, 131, 3, 0);
+  attn_case(17, 24, 37, 20, 1);
+  attn_case(64, 64, 64, 64, 1);
+  attn_case(5, 7, 131, 3, 2);
+  attn_case(13, 16, 29, 8, 2);
 }
 
 static int setup(void **state) {

@@ -701,9 +701,9 @@ static void test_attention(void **state) {
   }
 }
 
-/* GPT-style causal mask: Where(Cond, s, Fill) with Fill -inf or the float32 minimum becomes the
-   additive mask Where(Cond, 0, Fill) of an Attention; a Fill that is not far below any score
-   (-100) is left alone.  Cond is a graph input (bool), so the mask is computed at run time. */
+/* GPT-style causal mask: Where(Cond, s, Fill) with any constant scalar Fill (-inf, the float32
+   minimum, -100) becomes an Attention in mask_mode 1 (select) with mask_fill = Fill and Cond as
+   its Mask.  Cond is a graph input (bool), read at run time. */
 static void test_attention_where(void **state) {
   (void)state;
   static const float fills[] = {-INFINITY, -3.4028234663852886e38f, -100.f};
@@ -730,8 +730,124 @@ static void test_attention_where(void **state) {
       for (int j = 0; j < 5; j++) cb[i * 5 + j] = j <= i; /* causal: every row keeps one entry */
     ge_tensor *in[4] = {rand_tensor(d, 4, 2), rand_tensor(kd, 4, 2), rand_tensor(d, 4, 1), cond};
     ge_graph *opt = check_pass(g, NULL, in, 4, 1e-4f);
-    assert_int_equal(count_op(opt, "Attention"), f < 2 ? 1 : 0);
-    assert_int_equal(count_op(opt, "Softmax"), f < 2 ? 0 : 1);
+    assert_int_equal(count_op(opt, "Attention"), 1);
+    assert_int_equal(count_op(opt, "Softmax"), 0);
+    assert_int_equal(count_op(opt, "Where"), 0);
+    const ge_node *a = find_op(opt, "Attention");
+    assert_int_equal(ge_node_attr_int(a, "mask_mode", 0), 1);
+    float mf = ge_node_attr_float(a, "mask_fill", 0.f);
+    assert_true(mf == fills[f]);
+    ge_graph_free(opt);
+    free_inputs(in, 4);
+    ge_graph_free(g);
+  }
+}
+
+/* The [B, S, H, D] form of BERT / GPT-2 exports:
+ *   q = Transpose(xq, 0,2,1,3)  kT = Transpose(xk, 0,2,3,1)  v = Transpose(xv, 0,2,1,3)
+ *   s = MatMul(q, kT) / c;  Add(s, mask) | Where(cond, s, -1e9);  Softmax;  MatMul(., v)
+ *   y = Transpose(., 0,2,1,3)
+ * variant 0: additive mask [B,1,1,S], every Transpose absorbed (layout 15);
+ *         1: Where with a constant causal condition [1,1,S,S] whose first row is fully masked
+ *            (uniform probabilities), layout 15, mask_mode 1, mask_fill -1e9;
+ *         2: as 1 with the condition a graph input [S,S], but the transposed V has another
+ *            reader: its Transpose stays (layout 1|2|8), the rest fuses;
+ *         3: as 0 but the attention's output before the last Transpose is a graph output too:
+ *            that Transpose stays (layout 1|2|4);
+ *         4: as 0 but the scaled scores are a graph output: nothing fuses. */
+static void test_attention_transposes(void **state) {
+  (void)state;
+  const int64_t B = 2, S = 5, H = 3, D = 4;
+  for (int variant = 0; variant < 5; variant++) {
+    ge_graph *g = new_graph(0);
+    int64_t xd[] = {B, S, H, D}, md[] = {B, 1, 1, S}, cd4[] = {1, 1, S, S}, cd2[] = {S, S};
+    input(g, "xq", xd, 4);
+    input(g, "xk", xd, 4);
+    input(g, "xv", xd, 4);
+    ge_tensor *cond = NULL;
+    bool add = variant == 0 || variant >= 3;
+    if (add) {
+      input(g, "mask", md, 4);
+    } else {
+      assert_int_equal(ge_tensor_create(GE_BOOL, variant == 1 ? cd4 : cd2, variant == 1 ? 4 : 2, &cond), GE_OK);
+      bool *cb = ge_tensor_data(cond);
+      for (int64_t i = 0; i < S; i++)
+        for (int64_t j = 0; j < S; j++) cb[i * S + j] = i > 0 && j <= i; /* row 0: fully masked */
+      if (variant == 1) {
+        constant(g, "cond", cond);
+        cond = NULL;
+      } else {
+        assert_int_equal(ge_graph_add_input(g, "cond", GE_BOOL, cd2, 2), GE_OK);
+      }
+    }
+    int64_t pq[] = {0, 2, 1, 3}, pk[] = {0, 2, 3, 1};
+    ge_attr tq = GE_ATTR_INTS("perm", pq, 4), tk = GE_ATTR_INTS("perm", pk, 4), ax = GE_ATTR_INT("axis", -1);
+    node(g, "Transpose", "tq", "xq", "q", &tq, 1);
+    node(g, "Transpose", "tk", "xk", "kT", &tk, 1);
+    node(g, "Transpose", "tv", "xv", "v", &tq, 1);
+    node(g, "MatMul", "qk", "q,kT", "s", NULL, 0);
+    scalar(g, "c", 2.f);
+    node(g, "Div", "scale", "s,c", "ss", NULL, 0);
+    if (add) {
+      node(g, "Add", "addmask", "ss,mask", "sm", NULL, 0);
+    } else {
+      scalar(g, "fill", -1e9f);
+      node(g, "Where", "causal", "cond,ss,fill", "sm", NULL, 0);
+    }
+    node(g, "Softmax", "softmax", "sm", "p", &ax, 1);
+    node(g, "MatMul", "pv", "p,v", "o", NULL, 0);
+    node(g, "Transpose", "ty", "o", "y", &tq, 1);
+    assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+    if (variant == 2) {
+      node(g, "Relu", "vreader", "v", "vr", NULL, 0);
+      assert_int_equal(ge_graph_add_output(g, "vr"), GE_OK);
+    }
+    if (variant == 3) assert_int_equal(ge_graph_add_output(g, "o"), GE_OK);
+    if (variant == 4) assert_int_equal(ge_graph_add_output(g, "ss"), GE_OK);
+    ge_tensor *in[4] = {rand_tensor(xd, 4, 2), rand_tensor(xd, 4, 2), rand_tensor(xd, 4, 1), NULL};
+    size_t n_in = 3;
+    if (add) {
+      in[3] = rand_tensor(md, 4, 1);
+      ((float *)ge_tensor_data(in[3]))[1] = -INFINITY;
+      n_in = 4;
+    } else if (variant == 2) {
+      in[3] = cond;
+      n_in = 4;
+    }
+    ge_graph *opt = check_pass(g, NULL, in, n_in, 1e-4f);
+    const ge_node *a = find_op(opt, "Attention");
+    if (variant == 4) {
+      assert_null(a);
+      assert_int_equal(count_op(opt, "Softmax"), 1);
+      assert_int_equal(count_op(opt, "Transpose"), 4);
+    } else {
+      assert_non_null(a);
+      assert_int_equal(count_op(opt, "Attention"), 1);
+      assert_int_equal(count_op(opt, "Softmax"), 0);
+      assert_int_equal(count_op(opt, "Where"), 0);
+      assert_int_equal(count_op(opt, "Transpose"), variant >= 2 ? 1 : 0);
+      assert_int_equal(ge_node_attr_int(a, "layout", 0), variant == 2 ? 11 : variant == 3 ? 7 : 15);
+      assert_int_equal(ge_node_attr_int(a, "mask_mode", 0), add ? 0 : 1);
+      if (!add) assert_true(ge_node_attr_float(a, "mask_fill", 0.f) == -1e9f);
+      assert_float_equal(ge_node_attr_float(a, "scale", 0), 0.5f, 1e-7);
+      /* variant 2: + V's Transpose and Relu; 3: + the output Transpose */
+      assert_int_equal(opt->n_nodes, variant == 2 ? 3 : variant == 3 ? 2 : 1);
+    }
+    if (variant == 1) {
+      /* the fully masked query row is the mean of V's rows (uniform softmax), as Where + Softmax */
+      ge_tensor *y[1] = {NULL};
+      run(opt, in, n_in, y, 1);
+      const float *yv = ge_tensor_data(y[0]), *xv = ge_tensor_data(in[2]);
+      for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+          for (int64_t d = 0; d < D; d++) {
+            double mean = 0;
+            for (int64_t n = 0; n < S; n++) mean += xv[((b * S + n) * H + h) * D + d];
+            mean /= (double)S;
+            assert_float_equal(yv[((b * S + 0) * H + h) * D + d], mean, 1e-5);
+          }
+      ge_tensor_free(y[0]);
+    }
     ge_graph_free(opt);
     free_inputs(in, 4);
     ge_graph_free(g);
@@ -853,7 +969,8 @@ int main(void) {
       cmocka_unit_test(test_fold_bn),        cmocka_unit_test(test_matmul_add),
       cmocka_unit_test(test_act_fusion),     cmocka_unit_test(test_conv_sum),
       cmocka_unit_test(test_gelu),           cmocka_unit_test(test_layernorm),
-      cmocka_unit_test(test_attention),      cmocka_unit_test(test_attention_where),      cmocka_unit_test(test_pipeline_config),
+      cmocka_unit_test(test_attention),      cmocka_unit_test(test_attention_where),
+      cmocka_unit_test(test_attention_transposes),      cmocka_unit_test(test_pipeline_config),
       cmocka_unit_test(test_infer_types),    cmocka_unit_test(test_subgraph_reads),
       cmocka_unit_test(test_const_to_init),  cmocka_unit_test(test_chains_alone),
   };

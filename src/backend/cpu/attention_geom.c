@@ -1,6 +1,7 @@
 /* Operand geometry of ai.ge::Attention, shared by its reference, fast and oneDNN kernels. */
 #include "backend/cpu/attention_geom.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "ops/fused.h"
@@ -81,6 +82,18 @@ ge_status ge_attn_geom_init(const ge_kctx *ctx, ge_attn_geom *geo) {
   geo->q_rs = qst[Q->rank - 2], geo->k_rs = kst[K->rank - 2], geo->k_cs = kst[K->rank - 1];
   geo->v_rs = vst[V->rank - 2], geo->y_rs = yst[Y->rank - 2];
   size_t m_row = 0, m_col = 0;
+  int64_t mode = ctx->node ? ge_node_attr_int(ctx->node, "mask_mode", GE_ATTN_MASK_ADD) : GE_ATTN_MASK_ADD;
+  if (mode != GE_ATTN_MASK_ADD && mode != GE_ATTN_MASK_SELECT)
+    return ge_kctx_fail(ctx, GE_ERR_INVALID_ARGUMENT, "mask_mode %lld is not 0 (additive) or 1 (select)",
+                        (long long)mode);
+  if (Mk) {
+    ge_dtype want = mode == GE_ATTN_MASK_SELECT ? GE_BOOL : GE_F32;
+    if (Mk->dtype != want)
+      return ge_kctx_fail(ctx, GE_ERR_INVALID_ARGUMENT, "input 3 (Mask) is %s, mask_mode %lld needs %s",
+                          ge_dtype_name(Mk->dtype), (long long)mode, ge_dtype_name(want));
+    geo->select = mode == GE_ATTN_MASK_SELECT;
+    geo->fill = ctx->node ? ge_node_attr_float(ctx->node, "mask_fill", -INFINITY) : -INFINITY;
+  }
   if (Mk) {
     /* right-aligned to [batch.., M, N]; it must not enlarge the scores */
     int32_t mr = Mk->rank;

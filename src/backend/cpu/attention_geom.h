@@ -20,11 +20,15 @@ typedef struct ge_attn_geom {
                            KT is stored as [B, N, H, D] */
   size_t m_row, m_col;  /* the mask's strides over M and N (0: broadcast) */
   unsigned layout;      /* the node's layout attribute (GE_ATTN_LAYOUT_* bits) */
+  bool select;          /* mask_mode 1: the Mask (bool, checked) selects, masked scores become
+                           fill; else it is added (float32, checked).  False without a Mask. */
+  float fill;           /* mask_fill (select mode) */
   bool plain;           /* every operand dense in the logical order (layout 0) */
 } ge_attn_geom;
 
-/* Reads Q, KT, V, the optional Mask (inputs 0..3), Y (output 0) and the node's layout
-   attribute; GE_ERR_SHAPE naming the node and the operand that does not fit. */
+/* Reads Q, KT, V, the optional Mask (inputs 0..3), Y (output 0) and the node's layout, mask_mode
+   and mask_fill attributes; GE_ERR_SHAPE naming the node and the operand that does not fit,
+   GE_ERR_INVALID_ARGUMENT for a bad attribute or a Mask dtype that does not fit the mode. */
 ge_status ge_attn_geom_init(const ge_kctx *ctx, ge_attn_geom *g);
 
 #endif

@@ -9,6 +9,8 @@
  * created at prepare for the static shapes; Q, KT, V and Y must share their batch dims (no
  * broadcast), the mask may broadcast as the op allows.  Anything else, an unmarked node, or a
  * processor without fast bf16, declines (GE_ERR_UNSUPPORTED) and the float32 fast kernel runs.
+ * mask_mode 1 (select: a bool Mask, masked scores replaced by mask_fill) is applied in the
+ * float32 softmax pass, like the additive mask.
  * The per-run buffers (bf16 operands, scores) are kept in the state for one run at a time
  * (try-lock); a concurrent run allocates its own.  Same semantics as the float32 kernels: a
  * fully masked row gives NaN. */
@@ -95,10 +97,25 @@ static ge_status a16_matmul(const ge_prepare_ctx *p, const char *what, const int
   return GE_OK;
 }
 
+/* static shapes, float32 operands and output; the Mask float32 (mask_mode 0) or bool (1) */
+static bool a16_static_f32(const ge_prepare_ctx *p) {
+  bool select = ge_node_attr_int(p->node, "mask_mode", GE_ATTN_MASK_ADD) == GE_ATTN_MASK_SELECT;
+  for (size_t i = 0; i < p->n_in; i++) {
+    if (!p->in[i].present) continue;
+    ge_dtype want = i == 3 && select ? GE_BOOL : GE_F32;
+    if (!p->in[i].type || p->in[i].type->dtype != want || !ge_shape_is_static(&p->in[i].type->shape))
+      return false;
+  }
+  for (size_t o = 0; o < p->n_out; o++)
+    if (p->node->outputs[o] >= 0 && (p->out[o].dtype != GE_F32 || !ge_shape_is_static(&p->out[o].shape)))
+      return false;
+  return true;
+}
+
 ge_status ge_dn_attn16_prepare(const ge_prepare_ctx *p, void **state) {
   if (ge_dn_lowp_dt(p) != dnnl_bf16)
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN attention: only for nodes computing in bf16");
-  if (p->n_in < 3 || p->n_out < 1 || !ge_dn_static_f32(p))
+  if (p->n_in < 3 || p->n_out < 1 || !a16_static_f32(p))
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN attention: needs static float32 shapes");
   for (size_t i = 0; i < 3; i++)
     if (!p->in[i].present || !p->in[i].type)
@@ -185,7 +202,9 @@ typedef struct a16_sm {
   float *s;
   uint16_t *p; /* the probabilities in bf16, written row by row while the row is in cache */
   float scale;
-  const float *mk;
+  const void *mk;  /* float32, or bool bytes when select */
+  bool select;
+  float fill;
   size_t M, N, m_row, m_col;
   int32_t rb;
   const int64_t *ob;
@@ -219,7 +238,7 @@ static void a16_softmax_rows(void *arg, size_t begin, size_t end) {
   const size_t N = j->N;
   for (size_t row = begin; row < end;) {
     float *x[GE_FAST_ATTN_GROUP];
-    const float *m[GE_FAST_ATTN_GROUP];
+    const void *m[GE_FAST_ATTN_GROUP];
     size_t g = end - row < GE_FAST_ATTN_GROUP ? end - row : GE_FAST_ATTN_GROUP;
     for (size_t r = 0; r < g; r++) {
       x[r] = j->s + (row + r) * N;
@@ -230,11 +249,12 @@ static void a16_softmax_rows(void *arg, size_t begin, size_t end) {
           mo += (rem % (size_t)j->ob[d]) * j->ms[d];
           rem /= (size_t)j->ob[d];
         }
-        m[r] = j->mk + mo + i * j->m_row;
+        size_t off = mo + i * j->m_row;
+        m[r] = j->select ? (const void *)((const uint8_t *)j->mk + off) : (const void *)((const float *)j->mk + off);
       }
     }
     float inv[GE_FAST_ATTN_GROUP];
-    g = ge_fast_attn_softmax_rows(x, m, g, j->m_col, N, j->scale, inv);
+    g = ge_fast_attn_softmax_rows(x, m, g, j->m_col, N, j->scale, j->select, j->fill, inv);
     for (size_t r = 0; r < g; r++) {
       uint16_t *y = j->p + (row + r) * N;
 #ifdef A16_AVX512BF16
@@ -305,7 +325,7 @@ ge_status ge_dn_attn16_run(const void *state, ge_kctx *ctx) {
   const ge_tensor *Mk = ctx->n_in > 3 ? ctx->in[3] : NULL;
   ge_tensor *Y = ctx->out[0];
   if (Q->dtype != GE_F32 || K->dtype != GE_F32 || V->dtype != GE_F32 || Y->dtype != GE_F32 ||
-      (Mk && Mk->dtype != GE_F32) || Q->numel != a->nq || K->numel != a->nk || V->numel != a->nv ||
+      Q->numel != a->nq || K->numel != a->nk || V->numel != a->nv ||
       geo.M != a->M || geo.N != a->N || geo.batch != a->B)
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "oneDNN attention: operands differ from the plan ([%zu x %zu] scores, %zu batch)",
                         a->M, a->N, a->B);
@@ -353,8 +373,9 @@ ge_status ge_dn_attn16_run(const void *state, ge_kctx *ctx) {
   c1.n_out = 1;
   ge_status st = ge_dn_run(a->qk, &c1);
   if (st == GE_OK) {
-    a16_sm j = {.s = sc, .p = pb, .scale = a->scale, .mk = Mk ? Mk->data : NULL, .M = a->M, .N = a->N, .m_row = geo.m_row,
-                .m_col = geo.m_col, .rb = geo.rb, .ob = geo.ob, .ms = geo.ms};
+    a16_sm j = {.s = sc, .p = pb, .scale = a->scale, .mk = Mk ? Mk->data : NULL, .select = geo.select,
+                .fill = geo.fill, .M = a->M, .N = a->N, .m_row = geo.m_row, .m_col = geo.m_col, .rb = geo.rb,
+                .ob = geo.ob, .ms = geo.ms};
     j.avx512bf16 = avx512bf16;
     size_t rows = a->B * a->M;
     ge_parallel_for(rows >= 64 ? threads : 1, rows, a16_softmax_rows, &j);

@@ -4,7 +4,8 @@
  * own (threads started twice per head) and exp from libm.  Here the (batch, head) pairs are
  * split over ge.intraOpThreads threads once per run; each runs its GEMMs single-threaded
  * (ge_sgemm) and a vectorised softmax.  When there are fewer pairs than threads, the GEMMs are
- * threaded instead.  Same semantics as the reference: a fully masked row gives NaN.
+ * threaded instead.  Same semantics as the reference: a row of all -inf scores gives NaN; in
+ * mask_mode 1 (select, ops/fused.h) the bool Mask replaces masked scores by mask_fill.
  * On AVX-512 processors each pair runs fa_one_avx512 instead: register-tiled GEMMs and the
  * softmax fused per block of 6 query rows (the scores stay in L1), about twice as fast as the
  * packed ge_sgemm path on BERT-base's 12 x [128 x 64] heads.  In bf16 mode the oneDNN kernel
@@ -32,9 +33,13 @@ typedef struct fa_state {
 static const ge_dtype k_f32[] = {GE_F32, GE_DTYPE_COUNT};
 
 static ge_status fa_prepare(const ge_prepare_ctx *p, void **state) {
-  for (size_t i = 0; i < p->n_in; i++)
-    if (p->in[i].present && (!p->in[i].type || p->in[i].type->dtype != GE_F32))
-      return ge_prepare_check_dtype(p, i, k_f32);
+  static const ge_dtype k_bool[] = {GE_BOOL, GE_DTYPE_COUNT};
+  bool select = ge_node_attr_int(p->node, "mask_mode", GE_ATTN_MASK_ADD) == GE_ATTN_MASK_SELECT;
+  for (size_t i = 0; i < p->n_in; i++) {
+    ge_dtype want = i == 3 && select ? GE_BOOL : GE_F32;
+    if (p->in[i].present && (!p->in[i].type || p->in[i].type->dtype != want))
+      return ge_prepare_check_dtype(p, i, want == GE_BOOL ? k_bool : k_f32);
+  }
   if (p->n_out < 1 || p->out[0].dtype != GE_F32)
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "fast Attention: float32 only");
   fa_state *s = calloc(1, sizeof *s);
@@ -44,11 +49,22 @@ static ge_status fa_prepare(const ge_prepare_ctx *p, void **state) {
   return GE_OK;
 }
 
-/* One row: row += mask (stride mcol: 0 broadcast, 1 dense), then softmax in place.  Returns
-   false for a fully masked row (every entry -inf), which the caller fills with NaN.
+/* One row: row += mask (stride mcol: 0 broadcast, 1 dense), or with `select` row[j] = fill
+   where the bool mask byte is 0, then softmax in place.  Returns false for a fully masked row
+   (every entry -inf), which the caller fills with NaN.
    Reductions run in 16 lanes so that they vectorise without reassociation flags. */
 GE_FAST_CLONES
-static bool fa_softmax_row(float *restrict row, const float *restrict mask, size_t mcol, size_t n) {
+static bool fa_softmax_row(float *restrict row, const void *restrict mask_, size_t mcol, size_t n, bool select,
+                           float fill) {
+  const float *mask = select ? NULL : mask_;
+  if (select && mask_) {
+    const uint8_t *c = mask_;
+    if (mcol) {
+      for (size_t j = 0; j < n; j++) row[j] = c[j] ? row[j] : fill;
+    } else if (!c[0]) {
+      for (size_t j = 0; j < n; j++) row[j] = fill;
+    }
+  }
   if (mask) {
     if (mcol) {
       for (size_t j = 0; j < n; j++) row[j] += mask[j];
@@ -65,7 +81,10 @@ static bool fa_softmax_row(float *restrict row, const float *restrict mask, size
 
 typedef struct fa_job {
   const fa_state *s;
-  const float *q, *k, *v, *mk;
+  const float *q, *k, *v;
+  const void *mk;  /* the Mask: float32, or bool bytes when select */
+  bool select;     /* mask_mode 1 (ge_attn_geom) */
+  float fill;
   float *y;
   size_t M, N, D, Dv, m_row, m_col;
   int32_t rb;
@@ -79,6 +98,11 @@ typedef struct fa_job {
                   (+ D x N for KT transposed when kt_t) */
   int status; /* first failure (ge_status), written atomically */
 } fa_job;
+
+/* the Mask at element offset off (float32 or bool bytes) */
+static inline const void *fa_mask_at(const fa_job *j, size_t off) {
+  return j->select ? (const void *)((const uint8_t *)j->mk + off) : (const void *)((const float *)j->mk + off);
+}
 
 #ifdef FA_AVX512
 /* The AVX-512 path: per (batch, head), blocks of FA_R query rows go through
@@ -174,13 +198,27 @@ __attribute__((target("avx512f"))) static inline __m512 fa_exp16(__m512 x0) {
 /* The softmax of up to FA_R rows at once (their chains interleaved, so that the reductions and
    the exp polynomials of one row overlap with the others'): row[r] = e^(row[r] * scale + mask[r]
    - max) left unnormalised, inv[r] = 1 / sum.  mask[r] NULL: none; mcol 0: one value for the
-   row, 1: dense.  A fully masked row (every entry -inf) becomes NaN with inv NaN. */
+   row, 1: dense; float32 added, or with `select` bool bytes, a 0 byte replacing the scaled score
+   by fill.  A fully masked row (every entry -inf) becomes NaN with inv NaN. */
+__attribute__((target("avx512f"))) static inline __mmask16 fa_keep16(const uint8_t *c, size_t cnt) {
+  __m128i b;
+  if (cnt >= 16) {
+    b = _mm_loadu_si128((const __m128i *)(const void *)c);
+  } else {
+    uint8_t t[16] = {0};
+    memcpy(t, c, cnt);
+    b = _mm_loadu_si128((const __m128i *)(const void *)t);
+  }
+  __m512i w = _mm512_cvtepu8_epi32(b);
+  return _mm512_test_epi32_mask(w, w);
+}
+
 __attribute__((target("avx512f"))) static void fa_softmax_group(float *const row[FA_R],
-                                                                const float *const mask[FA_R], size_t g,
+                                                                const void *const mask[FA_R], size_t g,
                                                                 size_t mcol, size_t n, float scale,
-                                                                float inv[FA_R]) {
+                                                                bool select, float fill, float inv[FA_R]) {
   __m512 mx[FA_R], sum[FA_R];
-  const __m512 vs = _mm512_set1_ps(scale);
+  const __m512 vs = _mm512_set1_ps(scale), vf = _mm512_set1_ps(fill);
   for (size_t r = 0; r < FA_R; r++) mx[r] = _mm512_set1_ps(-INFINITY), sum[r] = _mm512_setzero_ps();
   for (size_t j = 0; j < n; j += 16) {
     __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
@@ -189,8 +227,14 @@ __attribute__((target("avx512f"))) static void fa_softmax_group(float *const row
       if (r >= g) break;
       __m512 x = _mm512_maskz_loadu_ps(m, row[r] + j);
       if (scale != 1.f) x = _mm512_mul_ps(x, vs);
-      if (mask[r])
-        x = _mm512_add_ps(x, mcol ? _mm512_maskz_loadu_ps(m, mask[r] + j) : _mm512_set1_ps(mask[r][0]));
+      if (mask[r] && select) {
+        const uint8_t *c = mask[r];
+        __mmask16 keep = mcol ? fa_keep16(c + j, n - j) : c[0] ? (__mmask16)0xFFFF : (__mmask16)0;
+        x = _mm512_mask_blend_ps(keep, vf, x);
+      } else if (mask[r]) {
+        const float *a = mask[r];
+        x = _mm512_add_ps(x, mcol ? _mm512_maskz_loadu_ps(m, a + j) : _mm512_set1_ps(a[0]));
+      }
       _mm512_mask_storeu_ps(row[r] + j, m, x);
       mx[r] = _mm512_mask_max_ps(mx[r], m, mx[r], x);
     }
@@ -251,11 +295,11 @@ __attribute__((target("avx512f"))) static void fa_one_avx512(fa_job *j, size_t q
     size_t rows = M - i0 < FA_R ? M - i0 : FA_R;
     const float *a[FA_R];
     float *c[FA_R];
-    const float *mr[FA_R];
+    const void *mr[FA_R];
     for (size_t r = 0; r < FA_R; r++) {
       a[r] = r < rows ? q + (i0 + r) * j->q_rs : zero;
       c[r] = sc + r * N;
-      mr[r] = j->mk && r < rows ? j->mk + mo + (i0 + r) * j->m_row : NULL;
+      mr[r] = j->mk && r < rows ? fa_mask_at(j, mo + (i0 + r) * j->m_row) : NULL;
     }
     for (size_t n0 = 0; n0 < N; n0 += FA_NB) {
       float *cn[FA_R];
@@ -263,7 +307,7 @@ __attribute__((target("avx512f"))) static void fa_one_avx512(fa_job *j, size_t q
       fa_tile(D, a, kt + n0, ldk, N - n0 < FA_NB ? N - n0 : FA_NB, sal, cn, rows);
     }
     float inv[FA_R] = {1.f, 1.f, 1.f, 1.f, 1.f, 1.f};
-    fa_softmax_group(c, mr, rows, j->m_col, N, 1.f, inv);
+    fa_softmax_group(c, mr, rows, j->m_col, N, 1.f, j->select, j->fill, inv);
     const float *pa[FA_R];
     for (size_t r = 0; r < FA_R; r++) pa[r] = r < rows ? sc + r * N : zero;
     for (size_t d0 = 0; d0 < Dv; d0 += FA_NB) {
@@ -275,12 +319,12 @@ __attribute__((target("avx512f"))) static void fa_one_avx512(fa_job *j, size_t q
 }
 #endif
 
-size_t ge_fast_attn_softmax_rows(float *const *row, const float *const *mask, size_t g, size_t mcol,
-                                 size_t n, float scale, float *inv) {
+size_t ge_fast_attn_softmax_rows(float *const *row, const void *const *mask, size_t g, size_t mcol,
+                                 size_t n, float scale, bool select, float fill, float *inv) {
   if (g > GE_FAST_ATTN_GROUP) g = GE_FAST_ATTN_GROUP;
 #ifdef FA_AVX512
   if (__builtin_cpu_supports("avx512f")) {
-    fa_softmax_group(row, mask, g, mcol, n, scale, inv);
+    fa_softmax_group(row, mask, g, mcol, n, scale, select, fill, inv);
     return g;
   }
 #endif
@@ -288,7 +332,7 @@ size_t ge_fast_attn_softmax_rows(float *const *row, const float *const *mask, si
     if (scale != 1.f)
       for (size_t c = 0; c < n; c++) row[r][c] *= scale;
     inv[r] = 1.f;
-    if (!fa_softmax_row(row[r], mask[r], mcol, n)) {
+    if (!fa_softmax_row(row[r], mask[r], mcol, n, select, fill)) {
       for (size_t c = 0; c < n; c++) row[r][c] = NAN;
       inv[r] = NAN;
     }
@@ -320,8 +364,8 @@ static void fa_one(fa_job *j, size_t b, float *sc) {
   if (st == GE_OK) {
     for (size_t i = 0; i < M; i++) {
       float *row = sc + i * N;
-      const float *mr = j->mk ? j->mk + mo + i * j->m_row : NULL;
-      if (!fa_softmax_row(row, mr, j->m_col, N))
+      const void *mr = j->mk ? fa_mask_at(j, mo + i * j->m_row) : NULL;
+      if (!fa_softmax_row(row, mr, j->m_col, N, j->select, j->fill))
         for (size_t c = 0; c < N; c++) row[c] = NAN;
     }
     st = ge_sgemm(false, false, M, j->Dv, N, 1.f, sc, N, j->v + vo, j->v_rs, 0.f, j->y + yo, j->y_rs,
@@ -360,8 +404,7 @@ static ge_status fa_run(const void *state, ge_kctx *ctx) {
   ge_tensor *Y = ctx->out[0];
   ge_attn_geom geo;
   GE_CHECK(ge_attn_geom_init(ctx, &geo));
-  if (Q->dtype != GE_F32 || K->dtype != GE_F32 || V->dtype != GE_F32 || Y->dtype != GE_F32 ||
-      (Mk && Mk->dtype != GE_F32))
+  if (Q->dtype != GE_F32 || K->dtype != GE_F32 || V->dtype != GE_F32 || Y->dtype != GE_F32)
     return ge_kctx_fail(ctx, GE_ERR_INVALID_ARGUMENT, "fast Attention: every tensor must be float32");
   const size_t M = geo.M, N = geo.N, D = geo.D, Dv = geo.Dv, batch = geo.batch;
   const size_t m_row = geo.m_row, m_col = geo.m_col;
@@ -377,7 +420,8 @@ static ge_status fa_run(const void *state, ge_kctx *ctx) {
   if (ge_mul_overflow_size(M, N, &nmn) || nmn > SIZE_MAX / sizeof(float))
     return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "scores too large");
   int threads = ctx->threads > 0 ? ctx->threads : 1;
-  fa_job j = {.s = s, .q = Q->data, .k = K->data, .v = V->data, .mk = Mk ? Mk->data : NULL, .y = Y->data,
+  fa_job j = {.s = s, .q = Q->data, .k = K->data, .v = V->data, .mk = Mk ? Mk->data : NULL,
+              .select = geo.select, .fill = geo.fill, .y = Y->data,
               .M = M, .N = N, .D = D, .Dv = Dv, .m_row = m_row, .m_col = m_col, .rb = rb, .ob = ob,
               .qs = qs, .ks = ks, .vs = vs, .ys = ys, .ms = ms, .q_rs = geo.q_rs, .k_rs = geo.k_rs,
               .k_cs = geo.k_cs, .v_rs = geo.v_rs, .y_rs = geo.y_rs,

@@ -20,11 +20,13 @@ extern const ge_kernel_def ge_fast_kernels_reduce[];
 /* attention.c: up to GE_FAST_ATTN_GROUP rows of attention scores in place: row[r] = e^(row[r] *
    scale + mask[r] - max), inv[r] = 1 / its sum, so that inv[r] * row[r] is the softmax (rows may
    come back already normalised with inv[r] = 1).  mask[r] is read with stride mcol (0: one value
-   for the row, 1: dense; NULL: none).  A fully masked row comes back NaN with inv[r] NaN.
-   Vectorised over the rows together (AVX-512 where the processor has it).  Returns the number of
-   rows done (min(g, GE_FAST_ATTN_GROUP)). */
+   for the row, 1: dense; NULL: none): float32 added to the scaled scores, or with `select` bool
+   bytes (ai.ge::Attention mask_mode 1): a scaled score whose byte is 0 becomes `fill`.  A row
+   whose scores are all -inf comes back NaN with inv[r] NaN.  Vectorised over the rows together
+   (AVX-512 where the processor has it).  Returns the number of rows done
+   (min(g, GE_FAST_ATTN_GROUP)). */
 #define GE_FAST_ATTN_GROUP 6
-size_t ge_fast_attn_softmax_rows(float *const *row, const float *const *mask, size_t g, size_t mcol,
-                                 size_t n, float scale, float *inv);
+size_t ge_fast_attn_softmax_rows(float *const *row, const void *const *mask, size_t g, size_t mcol,
+                                 size_t n, float scale, bool select, float fill, float *inv);
 
 #endif

@@ -262,8 +262,10 @@ typedef struct attn_state {
 } attn_state;
 
 static ge_status attn_prepare(const ge_prepare_ctx *p, void **state) {
+  static const ge_dtype k_bool[] = {GE_BOOL, GE_DTYPE_COUNT};
+  bool select = ge_node_attr_int(p->node, "mask_mode", GE_ATTN_MASK_ADD) == GE_ATTN_MASK_SELECT;
   for (size_t i = 0; i < p->n_in; i++)
-    if (p->in[i].present) GE_CHECK(ge_prepare_check_dtype(p, i, k_f32));
+    if (p->in[i].present) GE_CHECK(ge_prepare_check_dtype(p, i, i == 3 && select ? k_bool : k_f32));
   attn_state *s = calloc(1, sizeof *s);
   if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
   s->scale = ge_node_attr_float(p->node, "scale", 1.0f);
@@ -294,7 +296,10 @@ static ge_status attn_run(const void *state, ge_kctx *ctx) {
   if (ge_mul_overflow_size(M, N, &nmn)) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "scores too large");
   float *sc = ge_aligned_alloc(nmn * sizeof(float));
   if (!sc) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "out of memory for %zu x %zu scores", M, N);
-  const float *q = Q->data, *k = K->data, *v = V->data, *mk = Mk ? Mk->data : NULL;
+  const float *q = Q->data, *k = K->data, *v = V->data;
+  const float *mk = Mk && !geo.select ? Mk->data : NULL;
+  const uint8_t *cond = Mk && geo.select ? Mk->data : NULL; /* bool: nonzero = keep */
+  const float fill = geo.fill;
   float *y = Y->data;
   ge_status st = GE_OK;
   for (size_t b = 0; b < batch && st == GE_OK; b++) {
@@ -316,6 +321,11 @@ static ge_status attn_run(const void *state, ge_kctx *ctx) {
       if (mk) {
         const float *mr = mk + mo + i * m_row;
         for (size_t j = 0; j < N; j++) row[j] += mr[j * m_col];
+      } else if (cond) {
+        /* Where(cond, scores, fill): a fully masked row is all fill (uniform, NaN for -inf) */
+        const uint8_t *cr = cond + mo + i * m_row;
+        for (size_t j = 0; j < N; j++)
+          if (!cr[j * m_col]) row[j] = fill;
       }
       float mx = -INFINITY;
       for (size_t j = 0; j < N; j++) mx = row[j] > mx ? row[j] : mx;
