@@ -70,11 +70,6 @@ static size_t offset_of(int l, size_t n, size_t c, size_t s, size_t C, size_t SP
   }
 }
 
-static uint16_t to_bf16(uint32_t u) {
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
-  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
 /* One element from sp[si] to dp[di] (f16 / t16: that side stores bf16). */
 static void convert_one(unsigned char *dp, size_t di, const unsigned char *sp, size_t si, size_t elem, bool f16,
                         bool t16) {
@@ -86,9 +81,9 @@ static void convert_one(unsigned char *dp, size_t di, const unsigned char *sp, s
     uint32_t u = (uint32_t)h << 16;
     memcpy(dp + di * 4, &u, 4);
   } else if (t16) {
-    uint32_t u;
-    memcpy(&u, sp + si * 4, 4);
-    uint16_t h = to_bf16(u);
+    float f;
+    memcpy(&f, sp + si * 4, 4);
+    uint16_t h = ge_f32_to_bf16_inline(f);
     memcpy(dp + di * 2, &h, 2);
   } else if (elem == 4) {
     memcpy(dp + di * 4, sp + si * 4, 4);

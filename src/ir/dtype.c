@@ -213,15 +213,9 @@ uint16_t ge_f32_to_f16(float f) {
   return (uint16_t)(sign | h);
 }
 
-float ge_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+float ge_bf16_to_f32(uint16_t h) { return ge_bf16_to_f32_inline(h); }
 
-uint16_t ge_f32_to_bf16(float f) {
-  uint32_t x = f32_bits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
-  uint32_t lsb = (x >> 16) & 1u;
-  x += 0x7fffu + lsb;
-  return (uint16_t)(x >> 16);
-}
+uint16_t ge_f32_to_bf16(float f) { return ge_f32_to_bf16_inline(f); }
 
 /* ------------------------------------------------------------------ low-precision dtypes */
 

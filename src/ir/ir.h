@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ge/ge.h"
 #include "ir/error.h"
@@ -24,6 +25,19 @@ float ge_f16_to_f32(uint16_t h);
 uint16_t ge_f32_to_f16(float f);
 float ge_bf16_to_f32(uint16_t h);
 uint16_t ge_f32_to_bf16(float f);
+/* The same two bf16 conversions inline, for loops that should vectorise. */
+static inline uint16_t ge_f32_to_bf16_inline(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  uint16_t r = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  return (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)((u >> 16) | 0x40u) : r; /* NaN stays quiet */
+}
+static inline float ge_bf16_to_f32_inline(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
 
 /* ------------------------------------------------------------------ shapes */
 

@@ -110,14 +110,6 @@ ge_status ge_dn_lowp_prepare(const ge_prepare_ctx *p, void **state, ge_dn_impl_f
 
 /* ------------------------------------------------------------------ f32 -> bf16 */
 
-static uint16_t bf16_rne(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return (uint16_t)(u >> 16);
-}
-
 #ifdef LOWP_AVX512BF16
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void to_bf16_avx512(const float *x, uint16_t *y, size_t n) {
   size_t i = 0;
@@ -154,7 +146,7 @@ static void bf16_chunk(void *arg, size_t begin, size_t end) {
     return;
   }
 #endif
-  for (size_t i = b; i < e; i++) j->y[i] = bf16_rne(j->x[i]);
+  for (size_t i = b; i < e; i++) j->y[i] = ge_f32_to_bf16_inline(j->x[i]);
 }
 
 void ge_dn_to_bf16(const float *x, uint16_t *y, size_t n, int threads) {
@@ -179,7 +171,7 @@ void ge_dn_to_bf16(const float *x, uint16_t *y, size_t n, int threads) {
       return;
     }
 #endif
-    for (size_t i = b; i < n; i++) y[i] = bf16_rne(x[i]);
+    for (size_t i = b; i < n; i++) y[i] = ge_f32_to_bf16_inline(x[i]);
   }
 }
 

@@ -282,12 +282,6 @@ static inline uint16_t fo_f2h(float f) {
   return (uint16_t)(sign | r);
 }
 
-static inline uint16_t fo_f2bf(float f) {
-  uint32_t x = fo_bits(f);
-  uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-  return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x40u : r);
-}
-
 typedef enum { CV_F2H, CV_H2F, CV_F2BF, CV_BF2F, CV_H2BF, CV_BF2H, CV_COPY } cv_kind;
 
 typedef struct cast_job {
@@ -307,9 +301,9 @@ static void cast_rows(const cast_job *j, size_t b, size_t e) {
   switch (j->k) {
     case CV_F2H: for (size_t i = 0; i < n; i++) yh[i] = fo_f2h(xf[i]); break;
     case CV_H2F: for (size_t i = 0; i < n; i++) yf[i] = fo_h2f(xh[i]); break;
-    case CV_F2BF: for (size_t i = 0; i < n; i++) yh[i] = fo_f2bf(xf[i]); break;
+    case CV_F2BF: for (size_t i = 0; i < n; i++) yh[i] = ge_f32_to_bf16_inline(xf[i]); break;
     case CV_BF2F: for (size_t i = 0; i < n; i++) yf[i] = fo_float((uint32_t)xh[i] << 16); break;
-    case CV_H2BF: for (size_t i = 0; i < n; i++) yh[i] = fo_f2bf(fo_h2f(xh[i])); break;
+    case CV_H2BF: for (size_t i = 0; i < n; i++) yh[i] = ge_f32_to_bf16_inline(fo_h2f(xh[i])); break;
     case CV_BF2H: for (size_t i = 0; i < n; i++) yh[i] = fo_f2h(fo_float((uint32_t)xh[i] << 16)); break;
     case CV_COPY: memcpy((char *)j->y + b * j->es, (const char *)j->x + b * j->es, n * j->es); break;
   }

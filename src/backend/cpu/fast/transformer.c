@@ -37,20 +37,6 @@ static bool tf_out16(const ge_prepare_ctx *p, size_t o) {
   return p->out_layout && o < p->n_out && p->node->outputs[o] >= 0 && p->out_layout[o] == GE_LAYOUT_BF16;
 }
 
-/* float32 -> bf16, round to nearest even, NaN kept a (quiet) NaN; and back */
-static inline uint16_t tf_to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  uint16_t r = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-  return (u & 0x7fffffffu) > 0x7f800000u ? (uint16_t)((u >> 16) | 0x40u) : r;
-}
-static inline float tf_from_bf16(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 static int tf_threads(int requested, size_t work) {
   if (requested <= 1 || work < GE_TF_MIN_PAR) return 1;
   size_t most = work / (GE_TF_MIN_PAR / 2);
@@ -136,9 +122,9 @@ static void ln_rows(void *arg, size_t begin, size_t end) {
     if (j->y16) {
       uint16_t *restrict hr = j->y16 + o * n;
       if (sc && bi)
-        for (i = 0; i < n; i++) hr[i] = tf_to_bf16((xr[i] - mean) * rs * sc[i] + bi[i]);
+        for (i = 0; i < n; i++) hr[i] = ge_f32_to_bf16_inline((xr[i] - mean) * rs * sc[i] + bi[i]);
       else
-        for (i = 0; i < n; i++) hr[i] = tf_to_bf16((xr[i] - mean) * rs * (sc ? sc[i] : 1.f) + (bi ? bi[i] : 0.f));
+        for (i = 0; i < n; i++) hr[i] = ge_f32_to_bf16_inline((xr[i] - mean) * rs * (sc ? sc[i] : 1.f) + (bi ? bi[i] : 0.f));
     } else if (sc && bi) {
       for (i = 0; i < n; i++) yr[i] = (xr[i] - mean) * rs * sc[i] + bi[i];
     } else if (sc) {
@@ -319,15 +305,15 @@ typedef struct bin_job {
 #define BIN16_LOOP(EXPR)                                                                      \
   do {                                                                                         \
     if (a16 && b16) GE_IVDEP for (size_t i = begin; i < end; i++) {                           \
-        float x = tf_from_bf16(a16[i]), v = tf_from_bf16(b16[i]);                             \
+        float x = ge_bf16_to_f32_inline(a16[i]), v = ge_bf16_to_f32_inline(b16[i]);                             \
         y[i] = EXPR;                                                                           \
       }                                                                                        \
     else if (a16) GE_IVDEP for (size_t i = begin; i < end; i++) {                             \
-        float x = tf_from_bf16(a16[i]), v = b[i];                                              \
+        float x = ge_bf16_to_f32_inline(a16[i]), v = b[i];                                              \
         y[i] = EXPR;                                                                           \
       }                                                                                        \
     else GE_IVDEP for (size_t i = begin; i < end; i++) {                                      \
-        float x = a[i], v = tf_from_bf16(b16[i]);                                              \
+        float x = a[i], v = ge_bf16_to_f32_inline(b16[i]);                                              \
         y[i] = EXPR;                                                                           \
       }                                                                                        \
   } while (0)
