@@ -273,45 +273,72 @@ static void test_fast_expf(void **unused) {
   assert_true(isnan(ge_fast_expf(NAN)));
 }
 
-/* Builds one node on inputs of the given shapes, infers, then prepares and runs every fast
-   candidate and the reference kernel; outputs must agree.  The fast family must accept it. */
-static void check_fast_op(const char *domain_op, const ge_attr *attrs, size_t na, ge_tensor *const *in, size_t n_in,
-                          double tol) {
-  ge_graph *g = NULL;
-  assert_int_equal(ge_graph_create("t", &g), GE_OK);
+/* One node over inputs of the given tensors' dtypes and shapes, its output type inferred (the
+   struct holds what the infer and prepare contexts point into: keep it in place). */
+typedef struct one_node {
+  ge_graph *g;
+  ge_node *nd;
   const char *in_names[MAX_IO];
   char ib[MAX_IO][24];
   ge_type in_t[MAX_IO], out_t[1];
   ge_infer_input ins[MAX_IO];
-  memset(ins, 0, sizeof ins);
+} one_node;
+
+static void one_node_build(one_node *o, const char *domain_op, const ge_attr *at, size_t na, ge_tensor *const *in,
+                           size_t n_in) {
+  memset(o, 0, sizeof *o);
+  assert_true(n_in <= MAX_IO);
+  assert_int_equal(ge_graph_create("t", &o->g), GE_OK);
   for (size_t i = 0; i < n_in; i++) {
-    snprintf(ib[i], sizeof ib[i], "i%zu", i);
-    in_names[i] = ib[i];
-    assert_int_equal(ge_graph_add_input(g, ib[i], in[i]->dtype, in[i]->dims, (size_t)in[i]->rank), GE_OK);
-    in_t[i] = ge_test_type(in[i]->dtype, in[i]->dims, in[i]->rank);
-    ins[i].present = true;
-    ins[i].type = &in_t[i];
+    snprintf(o->ib[i], sizeof o->ib[i], "i%zu", i);
+    o->in_names[i] = o->ib[i];
+    assert_int_equal(ge_graph_add_input(o->g, o->ib[i], in[i]->dtype, in[i]->dims, (size_t)in[i]->rank), GE_OK);
+    o->in_t[i] = ge_test_type(in[i]->dtype, in[i]->dims, in[i]->rank);
+    o->ins[i].present = true;
+    o->ins[i].type = &o->in_t[i];
   }
   const char *outs[] = {"y"};
-  assert_int_equal(ge_graph_add_node(g, domain_op, "n", in_names, n_in, outs, 1, attrs, na), GE_OK);
-  ge_node *nd = &g->nodes[g->n_nodes - 1];
-  ge_infer_ctx ic = {.graph = g, .node = nd, .opset = nd->opset, .n_in = n_in, .n_out = 1, .in = ins, .out = out_t};
+  assert_int_equal(ge_graph_add_node(o->g, domain_op, "n", o->in_names, n_in, outs, 1, at, na), GE_OK);
+  o->nd = &o->g->nodes[o->g->n_nodes - 1];
+  ge_infer_ctx ic = {.graph = o->g, .node = o->nd, .opset = o->nd->opset, .n_in = n_in, .n_out = 1,
+                     .in = o->ins, .out = o->out_t};
   ge_status st = ge_op_infer(&ic);
-  if (st != GE_OK) fprintf(stderr, "infer: %s\n", ge_last_error());
+  if (st != GE_OK) fprintf(stderr, "%s: infer: %s\n", domain_op, ge_last_error());
   assert_int_equal(st, GE_OK);
-  const ge_kernel *cand[8];
-  size_t nc = ge_cpu_find_kernels(nd->domain, nd->op_type, nd->opset, cand, 8);
-  const ge_kernel *ref = ge_cpu_find_kernel(nd->domain, nd->op_type, nd->opset);
+}
+
+/* The reference kernel's output for node o over in, at `threads` threads. */
+static ge_tensor *one_node_ref(const one_node *o, ge_tensor *const *in, size_t n_in, int threads) {
+  const ge_kernel *ref = ge_cpu_find_kernel(o->nd->domain, o->nd->op_type, o->nd->opset);
   assert_non_null(ref);
-  assert_true(nc >= 2);
-  ge_prepare_ctx pc = {.graph = g, .node = nd, .opset = nd->opset, .n_in = n_in, .n_out = 1, .in = ins,
-                       .out = out_t, .intra_threads = 2};
+  ge_prepare_ctx pc = {.graph = o->g, .node = o->nd, .opset = o->nd->opset, .n_in = n_in, .n_out = 1,
+                       .in = o->ins, .out = o->out_t, .intra_threads = threads};
   ge_tensor *ro = NULL;
-  assert_int_equal(ge_tensor_create_shape(GE_F32, &out_t[0].shape, &ro), GE_OK);
+  assert_int_equal(ge_tensor_create_shape(GE_F32, &o->out_t[0].shape, &ro), GE_OK);
   void *rs = NULL;
   if (ref->prepare) assert_int_equal(ref->prepare(&pc, &rs), GE_OK);
-  ge_kctx kc = {.node = nd, .n_in = n_in, .n_out = 1, .in = in, .out = &ro, .threads = 2};
-  assert_int_equal(ref->run(rs, &kc), GE_OK);
+  ge_kctx kc = {.node = o->nd, .n_in = n_in, .n_out = 1, .in = in, .out = &ro, .threads = threads};
+  ge_status st = ref->run(rs, &kc);
+  if (st != GE_OK) fprintf(stderr, "ref run: %s\n", ge_last_error());
+  assert_int_equal(st, GE_OK);
+  if (ref->release && rs) ref->release(rs);
+  return ro;
+}
+
+/* Builds one node on inputs of the given shapes, infers, then prepares and runs every fast
+   candidate and the reference kernel; outputs must agree.  The fast family must accept it. */
+static void check_fast_op(const char *domain_op, const ge_attr *attrs, size_t na, ge_tensor *const *in, size_t n_in,
+                          double tol) {
+  one_node o;
+  one_node_build(&o, domain_op, attrs, na, in, n_in);
+  const ge_node *nd = o.nd;
+  const ge_kernel *cand[8];
+  size_t nc = ge_cpu_find_kernels(nd->domain, nd->op_type, nd->opset, cand, 8);
+  assert_true(nc >= 2);
+  ge_tensor *ro = one_node_ref(&o, in, n_in, 2);
+  ge_prepare_ctx pc = {.graph = o.g, .node = nd, .opset = nd->opset, .n_in = n_in, .n_out = 1, .in = o.ins,
+                       .out = o.out_t, .intra_threads = 2};
+  ge_status st;
   bool accepted = false;
   for (size_t k = 0; k + 1 < nc; k++) {
     void *fs = NULL;
@@ -321,7 +348,7 @@ static void check_fast_op(const char *domain_op, const ge_attr *attrs, size_t na
     accepted = true;
     for (int threads = 1; threads <= 3; threads++) {
       ge_tensor *fo = NULL;
-      assert_int_equal(ge_tensor_create_shape(GE_F32, &out_t[0].shape, &fo), GE_OK);
+      assert_int_equal(ge_tensor_create_shape(GE_F32, &o.out_t[0].shape, &fo), GE_OK);
       ge_kctx fc = {.node = nd, .n_in = n_in, .n_out = 1, .in = in, .out = &fo, .threads = threads};
       st = cand[k]->run(fs, &fc);
       if (st != GE_OK) fprintf(stderr, "%s: run: %s\n", domain_op, ge_last_error());
@@ -336,9 +363,8 @@ static void check_fast_op(const char *domain_op, const ge_attr *attrs, size_t na
     if (cand[k]->release) cand[k]->release(fs);
   }
   assert_true(accepted);
-  if (ref->release && rs) ref->release(rs);
   ge_tensor_free(ro);
-  ge_graph_free(g);
+  ge_graph_free(o.g);
 }
 
 static void attn_case(const int64_t *qd, const int64_t *kd, const int64_t *vd, size_t r, const int64_t *md, size_t mr,
@@ -362,39 +388,10 @@ static void attn_case(const int64_t *qd, const int64_t *kd, const int64_t *vd, s
 
 /* the reference kernel's output for one Attention node (attrs at) over in */
 static ge_tensor *attn_ref_out(const ge_attr *at, size_t na, ge_tensor *const *in, size_t n_in) {
-  ge_graph *g = NULL;
-  assert_int_equal(ge_graph_create("t", &g), GE_OK);
-  const char *in_names[4];
-  char ib[4][24];
-  ge_type in_t[4], out_t[1];
-  ge_infer_input ins[4];
-  memset(ins, 0, sizeof ins);
-  for (size_t i = 0; i < n_in; i++) {
-    snprintf(ib[i], sizeof ib[i], "i%zu", i);
-    in_names[i] = ib[i];
-    assert_int_equal(ge_graph_add_input(g, ib[i], in[i]->dtype, in[i]->dims, (size_t)in[i]->rank), GE_OK);
-    in_t[i] = ge_test_type(in[i]->dtype, in[i]->dims, in[i]->rank);
-    ins[i].present = true;
-    ins[i].type = &in_t[i];
-  }
-  const char *outs[] = {"y"};
-  assert_int_equal(ge_graph_add_node(g, "ai.ge::Attention", "n", in_names, n_in, outs, 1, at, na), GE_OK);
-  ge_node *nd = &g->nodes[g->n_nodes - 1];
-  ge_infer_ctx ic = {.graph = g, .node = nd, .opset = nd->opset, .n_in = n_in, .n_out = 1, .in = ins, .out = out_t};
-  assert_int_equal(ge_op_infer(&ic), GE_OK);
-  const ge_kernel *ref = ge_cpu_find_kernel(nd->domain, nd->op_type, nd->opset);
-  ge_prepare_ctx pc = {.graph = g, .node = nd, .opset = nd->opset, .n_in = n_in, .n_out = 1, .in = ins,
-                       .out = out_t, .intra_threads = 1};
-  ge_tensor *ro = NULL;
-  assert_int_equal(ge_tensor_create_shape(GE_F32, &out_t[0].shape, &ro), GE_OK);
-  void *rs = NULL;
-  if (ref->prepare) assert_int_equal(ref->prepare(&pc, &rs), GE_OK);
-  ge_kctx kc = {.node = nd, .n_in = n_in, .n_out = 1, .in = in, .out = &ro, .threads = 1};
-  ge_status rst = ref->run(rs, &kc);
-  if (rst != GE_OK) fprintf(stderr, "ref run: %s\n", ge_last_error());
-  assert_int_equal(rst, GE_OK);
-  if (ref->release && rs) ref->release(rs);
-  ge_graph_free(g);
+  one_node o;
+  one_node_build(&o, "ai.ge::Attention", at, na, in, n_in);
+  ge_tensor *ro = one_node_ref(&o, in, n_in, 1);
+  ge_graph_free(o.g);
   return ro;
 }
 
