@@ -443,6 +443,18 @@ static const char *matmul_geom(const ge_prepare_ctx *p, bool fused, int *r_out, 
   return NULL;
 }
 
+/* A matmul's input 0 and output 0 are plain or row-major bf16 (GE_LAYOUT_BF16); which of them
+   are bf16.  Any other layout: declined. */
+static ge_status rows_layouts(const ge_prepare_ctx *p, const char *what, bool *in16, bool *out16) {
+  int xl = ge_dn_in_layout(p, 0), yl = ge_dn_out_layout(p, 0);
+  if ((xl != GE_LAYOUT_PLAIN && xl != GE_LAYOUT_BF16) || (yl != GE_LAYOUT_PLAIN && yl != GE_LAYOUT_BF16))
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN %s: layouts %s -> %s", what, ge_layout_name(xl),
+                           ge_layout_name(yl));
+  *in16 = xl == GE_LAYOUT_BF16;
+  *out16 = yl == GE_LAYOUT_BF16;
+  return GE_OK;
+}
+
 /* A MatMul computing in bf16 reads its activation A and writes its output as row-major bf16
    (GE_LAYOUT_BF16, compiler/layout.h) when the plan stores them so: no conversion per run.
    Any other layout of those operands: declined (ge_dn_layout_guard converts). */
@@ -451,11 +463,8 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS], cd[DNNL_MAX_NDIMS];
   const char *why = matmul_geom(p, fused, &r, ad, bd, cd);
   if (why) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: %s", why);
-  int xl = ge_dn_in_layout(p, 0), yl = ge_dn_out_layout(p, 0);
-  if ((xl != GE_LAYOUT_PLAIN && xl != GE_LAYOUT_BF16) || (yl != GE_LAYOUT_PLAIN && yl != GE_LAYOUT_BF16))
-    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: layouts %s -> %s", ge_layout_name(xl),
-                           ge_layout_name(yl));
-  bool in16 = xl == GE_LAYOUT_BF16, out16 = yl == GE_LAYOUT_BF16;
+  bool in16 = false, out16 = false;
+  GE_CHECK(rows_layouts(p, "matmul", &in16, &out16));
   bool bias = fused && has_in(p, 2);
   int64_t N = cd[r - 1];
   /* constant B that is not broadcast over batch: packed in the layout oneDNN wants */
@@ -565,11 +574,8 @@ static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   int64_t g[6];
   const char *why = gemm_geom(p, g);
   if (why) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: %s", why);
-  int xl = ge_dn_in_layout(p, 0), yl = ge_dn_out_layout(p, 0);
-  if ((xl != GE_LAYOUT_PLAIN && xl != GE_LAYOUT_BF16) || (yl != GE_LAYOUT_PLAIN && yl != GE_LAYOUT_BF16))
-    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: layouts %s -> %s", ge_layout_name(xl),
-                           ge_layout_name(yl));
-  bool in16 = xl == GE_LAYOUT_BF16, out16 = yl == GE_LAYOUT_BF16;
+  bool in16 = false, out16 = false;
+  GE_CHECK(rows_layouts(p, "gemm", &in16, &out16));
   bool ta = ge_node_attr_int(p->node, "transA", 0) != 0, tb = ge_node_attr_int(p->node, "transB", 0) != 0;
   float alpha = ge_node_attr_float(p->node, "alpha", 1.f);
   int64_t M = g[0], K = g[1], N = g[2], cm = g[3], cn = g[4];
