@@ -370,6 +370,12 @@ static ge_plan *compile_mode(const ge_graph *g, const char *mode, int threads) {
   return p;
 }
 
+/* oneDNN computes bf16 on this processor (AVX512-BF16 or AMX) */
+static bool cpu_has_bf16(void) {
+  unsigned isa = (unsigned)dnnl_get_effective_cpu_isa(), want = (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+  return (isa & want) == want;
+}
+
 static void run2(const ge_plan *p, ge_tensor *x, ge_tensor **out) {
   out[0] = out[1] = NULL;
   ge_status st = ge_plan_run(p, &x, 1, out, 2);
@@ -378,8 +384,7 @@ static void run2(const ge_plan *p, ge_tensor *x, ge_tensor **out) {
 
 static void test_bf16_storage(void **unused) {
   (void)unused;
-  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-  bool has_bf16 = ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+  bool has_bf16 = cpu_has_bf16();
   ge_test_net nf, nb;
   build_bf16(&nf, false);
   build_bf16(&nb, true);
@@ -578,8 +583,7 @@ static void near(const ge_tensor *a, const ge_tensor *ref, double tol, const cha
 
 static void test_bf16_rows(void **unused) {
   (void)unused;
-  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-  bool has_bf16 = ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+  bool has_bf16 = cpu_has_bf16();
   ge_test_net nf, nb;
   build_rows(&nf, false);
   build_rows(&nb, true);
@@ -675,8 +679,7 @@ static void test_dump_rows(void **unused) {
   }
   /* the stored value is the float32 one rounded to bf16 (where the processor has bf16: every
      element exactly a bf16, unlike the plain-policy run's) */
-  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-  bool has_bf16 = ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) == (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+  bool has_bf16 = cpu_has_bf16();
   for (int j = 0; j < 2; j++) {
     near(got[1][j], got[0][j], 1e-2, names[j]);
     if (has_bf16) {
