@@ -390,7 +390,7 @@ static ge_status matmul_pd(const ge_prepare_ctx *p, ge_dn_state *s, const dnnl_m
   return ge_dn_lowp_check(p, *pd, cdt);
 }
 
-/* A float32 matmul [M,K] x [K,N] with a constant B at most 1024 columns wide (a transformer's
+/* A float32 matmul or Gemm [M,K] x [K,N] with a constant B at most 1024 columns wide (a transformer's
    projections back to the hidden size) runs oneDNN's jit sgemm ("gemm:jit", B kept plain and
    packed per run) rather than its first choice, the brgemm kernel on B packed at prepare: with
    the weights streamed from memory once per run, as in a transformer, sgemm was 10-25% faster
@@ -626,7 +626,9 @@ static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   if (st == GE_OK && fused) st = ge_dn_append_act(p, po);
   if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: post-ops");
-  if (st == GE_OK) st = matmul_pd(p, s, &a_p, &b_a, c_bias ? &c_u : NULL, &y_p, attr, "gemm", cdt, NULL, &pd);
+  if (st == GE_OK)
+    st = matmul_pd(p, s, &a_p, &b_a, c_bias ? &c_u : NULL, &y_p, attr, "gemm", cdt,
+                   matmul_prefer(cdt, 2, is_const(p, 1), M, N), &pd);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &a_u, NULL, -1);
   if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);
   if (st == GE_OK && has_c)
