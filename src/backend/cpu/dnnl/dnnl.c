@@ -378,17 +378,6 @@ static ge_status deconv_prepare(const ge_prepare_ctx *p, void **state) {
 
 /* The matmul primitive (MatMul, Gemm and their fused forms) for src a, weights b, an optional
    bias and dst c under attr, checked against the compute dtype. */
-/* prefer: an implementation to take when oneDNN offers it (by name), else NULL: its first. */
-static ge_status matmul_pd(const ge_prepare_ctx *p, ge_dn_state *s, const dnnl_memory_desc_t *a,
-                           const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *bias,
-                           const dnnl_memory_desc_t *c, dnnl_primitive_attr_t attr, const char *what,
-                           dnnl_data_type_t cdt, const char *prefer, dnnl_primitive_desc_t *pd) {
-  dnnl_matmul_desc_t d;
-  if (dnnl_matmul_desc_init(&d, a, b, bias, c) != dnnl_success)
-    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN %s: descriptor rejected", what);
-  if (!prefer || ge_dn_create_impl(p, s, &d, attr, prefer, pd) != GE_OK) GE_CHECK(ge_dn_create(p, s, &d, attr, pd));
-  return ge_dn_lowp_check(p, *pd, cdt);
-}
 
 /* A float32 matmul or Gemm [M,K] x [K,N] with a constant B at most 1024 columns wide (a transformer's
    projections back to the hidden size) runs oneDNN's jit sgemm ("gemm:jit", B kept plain and
@@ -507,7 +496,7 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: post-ops");
   if (st == GE_OK)
-    st = matmul_pd(p, s, &a_p, &b_a, bias ? &bias_u : NULL, &c_p, attr, "matmul", cdt,
+    st = ge_dn_matmul_pd(p, s, &a_p, &b_a, bias ? &bias_u : NULL, &c_p, attr, "matmul", cdt,
                    matmul_prefer(cdt, r, pack_b, ad[r - 2], N), &pd);
   /* bf16: a float32 activation is handed over as plain bf16, converted by the run
      (ge_dn_mm16_run, dnnl_lowp.c) rather than by a oneDNN reorder; a bf16-stored one as it is */
@@ -627,7 +616,7 @@ static ge_status gemm_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
   if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN gemm: post-ops");
   if (st == GE_OK)
-    st = matmul_pd(p, s, &a_p, &b_a, c_bias ? &c_u : NULL, &y_p, attr, "gemm", cdt,
+    st = ge_dn_matmul_pd(p, s, &a_p, &b_a, c_bias ? &c_u : NULL, &y_p, attr, "gemm", cdt,
                    matmul_prefer(cdt, 2, is_const(p, 1), M, N), &pd);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &a_u, NULL, -1);
   if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);

@@ -70,14 +70,7 @@ static ge_status a16_matmul(const ge_prepare_ctx *p, const char *what, const int
     st = ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
   if (st == GE_OK && scale != 1.f && dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale) != dnnl_success)
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN attention: scale");
-  if (st == GE_OK) {
-    dnnl_matmul_desc_t d;
-    if (dnnl_matmul_desc_init(&d, &a_md, &b_md, NULL, &c_md) != dnnl_success)
-      st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN attention: descriptor rejected");
-    else
-      st = ge_dn_create(p, s, &d, attr, &pd);
-    if (st == GE_OK) st = ge_dn_lowp_check(p, pd, dnnl_bf16);
-  }
+  if (st == GE_OK) st = ge_dn_matmul_pd(p, s, &a_md, &b_md, NULL, &c_md, attr, "attention", dnnl_bf16, NULL, &pd);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, &a_md, NULL, -1);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_WEIGHTS, GE_DN_IN, 1, &b_md, NULL, -1);
   if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &c_md, NULL, -1);

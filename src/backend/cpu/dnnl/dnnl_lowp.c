@@ -108,6 +108,19 @@ ge_status ge_dn_lowp_prepare(const ge_prepare_ctx *p, void **state, ge_dn_impl_f
   return st;
 }
 
+/* ------------------------------------------------------------------ matmul primitive */
+
+ge_status ge_dn_matmul_pd(const ge_prepare_ctx *p, ge_dn_state *s, const dnnl_memory_desc_t *a,
+                         const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *bias,
+                         const dnnl_memory_desc_t *c, dnnl_primitive_attr_t attr, const char *what,
+                         dnnl_data_type_t cdt, const char *prefer, dnnl_primitive_desc_t *pd) {
+  dnnl_matmul_desc_t d;
+  if (dnnl_matmul_desc_init(&d, a, b, bias, c) != dnnl_success)
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN %s: descriptor rejected", what);
+  if (!prefer || ge_dn_create_impl(p, s, &d, attr, prefer, pd) != GE_OK) GE_CHECK(ge_dn_create(p, s, &d, attr, pd));
+  return ge_dn_lowp_check(p, *pd, cdt);
+}
+
 /* ------------------------------------------------------------------ f32 -> bf16 */
 
 #ifdef LOWP_AVX512BF16

@@ -29,6 +29,14 @@ ge_status ge_dn_md_any_dt(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int n
    reference (slow) implementation. */
 ge_status ge_dn_lowp_check(const ge_prepare_ctx *p, const_dnnl_primitive_desc_t pd, dnnl_data_type_t dt);
 
+/* A matmul primitive for source a, weights b, optional bias and destination c (compute type cdt,
+   checked by ge_dn_lowp_check): the implementation named `prefer` when oneDNN offers it (NULL: its
+   first choice); what names the op in errors. */
+ge_status ge_dn_matmul_pd(const ge_prepare_ctx *p, ge_dn_state *s, const dnnl_memory_desc_t *a,
+                         const dnnl_memory_desc_t *b, const dnnl_memory_desc_t *bias,
+                         const dnnl_memory_desc_t *c, dnnl_primitive_attr_t attr, const char *what,
+                         dnnl_data_type_t cdt, const char *prefer, dnnl_primitive_desc_t *pd);
+
 /* Runs impl(p, state, flags, dt) with the node's lower-precision data type, and again in
    float32 when that declines (GE_ERR_UNSUPPORTED); notes the fallback once per process. */
 typedef ge_status (*ge_dn_impl_fn)(const ge_prepare_ctx *p, void **state, int flags, dnnl_data_type_t dt);
