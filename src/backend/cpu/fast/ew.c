@@ -224,6 +224,30 @@ static void un_chunk(void *arg, size_t begin, size_t end) {
   else un_rows(j, b, e);
 }
 
+bool ge_fo_act_supported(ge_fused_act act) { return act < GE_ACT_COUNT && act != GE_ACT_SILU; }
+
+void ge_fo_act_inplace(ge_fused_act act, float p0, float p1, float *y, size_t n) {
+  un_state s = {.alpha = p0, .beta = p1};
+  un_job j = {.s = &s, .x = y, .y = y, .n = n, .lo = -INFINITY, .hi = INFINITY};
+  switch (act) {
+    case GE_ACT_RELU: s.op = UN_RELU; break;
+    case GE_ACT_LEAKY_RELU: s.op = UN_LEAKY; break;
+    case GE_ACT_CLIP:
+      s.op = UN_CLIP;
+      j.lo = p0;
+      j.hi = p1;
+      break;
+    case GE_ACT_SIGMOID: s.op = UN_SIGMOID; break;
+    case GE_ACT_TANH: s.op = UN_TANH; break;
+    case GE_ACT_GELU: s.op = UN_GELU; break;
+    case GE_ACT_GELU_TANH: s.op = UN_GELU_TANH; break;
+    case GE_ACT_HARD_SWISH: s.op = UN_HSWISH; break;
+    case GE_ACT_HARD_SIGMOID: s.op = UN_HSIG; break;
+    default: return; /* none; SiLU is declined by ge_fo_act_supported */
+  }
+  un_rows(&j, 0, n);
+}
+
 static ge_status un_run(const void *state, ge_kctx *ctx) {
   const un_state *s = state;
   const ge_tensor *X = ctx->in[0];

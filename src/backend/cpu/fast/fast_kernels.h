@@ -5,6 +5,7 @@
 #define GE_BACKEND_CPU_FAST_KERNELS_H
 
 #include "backend/kernel.h"
+#include "ops/fused.h"
 
 extern const ge_kernel_def ge_fast_kernels_fast[];
 /* transformer.c: LayerNormalization, Add/Sub/Mul/Div */
@@ -16,6 +17,16 @@ extern const ge_kernel_def ge_fast_kernels_ew_bcast[];
 extern const ge_kernel_def ge_fast_kernels_ew[];
 extern const ge_kernel_def ge_fast_kernels_move[];
 extern const ge_kernel_def ge_fast_kernels_reduce[];
+/* pgemm.c: float32 MatMul / FusedMatMul with a constant 2-D B, packed, on AVX-512 (tried
+   before oneDNN) */
+extern const ge_kernel_def ge_fast_kernels_pgemm[];
+
+/* ew.c: a FusedMatMul / FusedConv activation (ops/fused.h) applied to y[0..n) in place, with
+   the parameters as the fused node's activation_params give them (p0: LeakyRelu alpha, Clip min,
+   HardSigmoid alpha; p1: Clip max, HardSigmoid beta).  ge_fo_act_supported: false for those it
+   does not do (SiLU). */
+bool ge_fo_act_supported(ge_fused_act act);
+void ge_fo_act_inplace(ge_fused_act act, float p0, float p1, float *y, size_t n);
 
 /* attention.c: up to GE_FAST_ATTN_GROUP rows of attention scores in place: row[r] = e^(row[r] *
    scale + mask[r] - max), inv[r] = 1 / its sum, so that inv[r] * row[r] is the softmax (rows may
