@@ -174,17 +174,60 @@ static ge_tensor *run_graph(ge_graph *g, int threads, ge_tensor *const *in, size
   return outs[0];
 }
 
-static void check_cnn(int64_t C, int64_t H, int64_t W, int64_t C2, int threads) {
+/* x [1, C, H, W] -> Conv3x3 stride 2 pad 1 + Relu -> Conv3x3 dilation 2 pad 2 -> Conv1x1 +
+   residual, Relu -> Conv 2x3 stride 2 pads (0,1,1,0) -> Conv1x1 with bias: convolutions of
+   few pixels, which fast/pgemm.c runs as GEMMs on the gathered receptive fields.
+   expose: every intermediate is a graph output too (all tensors stay plain). */
+static void build_strided_cnn(ge_test_net *c, int64_t C, int64_t H, int64_t W, int64_t C2, bool expose) {
+  rng = 0x9e3779b97f4a7c15ull;
+  ge_test_net_init(c, "cnn2", &rng);
+  int64_t xd[] = {1, C, H, W};
+  assert_int_equal(ge_graph_add_input(c->g, "x", GE_F32, xd, 4), GE_OK);
+  int64_t w4d[] = {C2 / 2, C2, 1, 1};
+  assert_int_equal(ge_graph_add_input(c->g, "w4", GE_F32, w4d, 4), GE_OK); /* unused here */
+  int64_t w1[] = {C2, C, 3, 3}, b1[] = {C2}, w2[] = {C2, C2, 3, 3}, w3[] = {C2, C2, 1, 1}, w5[] = {C2, C2, 2, 3};
+  int64_t w6[] = {C2, C2, 1, 1};
+  ge_test_net_const(c, "w1", w1, 4, 0.2f);
+  ge_test_net_const(c, "b1", b1, 1, 0.1f);
+  ge_test_net_const(c, "w2", w2, 4, 0.1f);
+  ge_test_net_const(c, "w3", w3, 4, 0.2f);
+  ge_test_net_const(c, "w5", w5, 4, 0.1f);
+  ge_test_net_const(c, "w6", w6, 4, 0.2f);
+  int64_t p1[] = {1, 1, 1, 1}, p2[] = {2, 2, 2, 2}, p5[] = {0, 1, 1, 0}, s2[] = {2, 2}, s5[] = {2, 2}, d2[] = {2, 2};
+  ge_attr a1[] = {GE_ATTR_INTS("pads", p1, 4), GE_ATTR_INTS("strides", s2, 2)};
+  ge_attr a2[] = {GE_ATTR_INTS("pads", p2, 4), GE_ATTR_INTS("dilations", d2, 2)};
+  ge_attr a5[] = {GE_ATTR_INTS("pads", p5, 4), GE_ATTR_INTS("strides", s5, 2)};
+  ge_test_net_node(c, "Conv", "c1", (const char *[]){"x", "w1", "b1"}, 3, "c1", a1, 2);
+  ge_test_net_node(c, "Relu", "r1", (const char *[]){"c1"}, 1, "r1", NULL, 0);
+  ge_test_net_node(c, "Conv", "c2", (const char *[]){"r1", "w2"}, 2, "c2", a2, 2);
+  ge_test_net_node(c, "Conv", "c3", (const char *[]){"c2", "w3"}, 2, "c3", NULL, 0);
+  ge_test_net_node(c, "Add", "add", (const char *[]){"c3", "r1"}, 2, "add", NULL, 0);
+  ge_test_net_node(c, "Relu", "r2", (const char *[]){"add"}, 1, "r2", NULL, 0);
+  ge_test_net_node(c, "Conv", "c5", (const char *[]){"r2", "w5"}, 2, "c5", a5, 2);
+  ge_test_net_node(c, "Conv", "c6", (const char *[]){"c5", "w6", "b1"}, 3, "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(c->g, "y"), GE_OK);
+  if (expose) {
+    const char *mids[] = {"c1", "r1", "c2", "c3", "add", "r2", "c5"};
+    for (size_t i = 0; i < sizeof mids / sizeof mids[0]; i++)
+      assert_int_equal(ge_graph_add_output(c->g, mids[i]), GE_OK);
+  }
+}
+
+typedef void (*cnn_builder)(ge_test_net *c, int64_t C, int64_t H, int64_t W, int64_t C2, bool expose);
+
+/* The graph of `build` run as compiled (channels-last, fast kernels) against the same graph
+   with every intermediate exposed (plain): `mids` intermediates. */
+static void check_cnn_with(cnn_builder build, size_t mids, int64_t C, int64_t H, int64_t W, int64_t C2,
+                           int threads) {
   int64_t xd[] = {1, C, H, W}, w4d[] = {C2 / 2, C2, 1, 1};
   ge_tensor *x = rand_t(xd, 4, 1.f), *w4 = rand_t(w4d, 4, 0.3f);
   ge_tensor *in[] = {x, w4};
   ge_test_net a, b;
-  build_cnn(&a, C, H, W, C2, false);
-  build_cnn(&b, C, H, W, C2, true);
+  build(&a, C, H, W, C2, false);
+  build(&b, C, H, W, C2, true);
   ge_tensor *ya = run_graph(a.g, threads, in, 2, 1);
-  ge_tensor *yb = run_graph(b.g, threads, in, 2, 12);
-  assert_int_equal(ya->numel, (size_t)C2);
-  assert_int_equal(yb->numel, (size_t)C2);
+  ge_tensor *yb = run_graph(b.g, threads, in, 2, 1 + mids);
+  assert_int_equal(ya->numel, yb->numel);
   const float *pa = ya->data, *pb = yb->data;
   for (size_t i = 0; i < ya->numel; i++) {
     float d = fabsf(pa[i] - pb[i]), tol = 1e-4f + 1e-3f * fabsf(pb[i]);
@@ -199,12 +242,20 @@ static void check_cnn(int64_t C, int64_t H, int64_t W, int64_t C2, int threads) 
   ge_tensor_free(w4);
 }
 
+static void check_cnn(int64_t C, int64_t H, int64_t W, int64_t C2, int threads) {
+  check_cnn_with(build_cnn, 11, C, H, W, C2, threads);
+}
+
 static void test_cnn_channels_last(void **unused) {
   (void)unused;
   check_cnn(3, 9, 11, 24, 1);
   check_cnn(5, 13, 7, 18, 2);
   check_cnn(16, 8, 8, 32, 2);
   check_cnn(1, 5, 6, 6, 1);
+  /* strided, dilated and asymmetric convolutions of few pixels (fast/pgemm.c) */
+  check_cnn_with(build_strided_cnn, 7, 16, 9, 11, 32, 1);
+  check_cnn_with(build_strided_cnn, 7, 24, 14, 14, 48, 2);
+  check_cnn_with(build_strided_cnn, 7, 3, 7, 10, 20, 2);
 }
 
 /* two threads run one session at once: the cached buffer is never shared */
