@@ -385,7 +385,9 @@ static ge_status deconv_prepare(const ge_prepare_ctx *p, void **state) {
    the weights streamed from memory once per run, as in a transformer, sgemm was 10-25% faster
    at 1 and 2 threads for M = 64..512 and K = 768 or 3072 (a chain of distinct matrices,
    alternating the two kernels, 4th-gen Xeon); for N = 3072 or the 50257-wide LM head, and for
-   M = 1, brgemm was as fast or faster. */
+   M = 1, brgemm was as fast or faster.  Where the processor has AVX-512, fast/pgemm.c (tried
+   first) takes float32 MatMul / FusedMatMul with such a B itself; this choice then serves Gemm,
+   the processors without AVX-512 and what pgemm declines. */
 static const char *matmul_prefer(dnnl_data_type_t cdt, int r, bool pack_b, int64_t M, int64_t N) {
   return cdt == dnnl_f32 && pack_b && r == 2 && M >= 16 && N <= 1024 ? "gemm:jit" : NULL;
 }
