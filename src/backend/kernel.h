@@ -70,6 +70,10 @@ ge_status ge_kctx_alloc_output(ge_kctx *c, size_t i, ge_dtype dt, const int64_t 
 ge_status ge_kctx_fail(const ge_kctx *c, ge_status st, const char *fmt, ...) GE_PRINTF(3, 4);
 ge_status ge_prepare_fail(const ge_prepare_ctx *p, ge_status st, const char *fmt, ...)
     GE_PRINTF(3, 4);
+/* A prepare that packed constant inputs (bit i of mask: input i) into its state: drops each
+   original whose only reader is this node (no other node, subgraph or graph output), so that
+   a compilation never holds a weight twice (the session pins constants while it compiles). */
+void ge_prepare_drop_packed(const ge_prepare_ctx *p, uint32_t mask);
 /* GE_ERR_UNSUPPORTED naming the node, op, input and dtype, if input i's dtype is not in the
    list (ended by GE_DTYPE_COUNT). */
 ge_status ge_prepare_check_dtype(const ge_prepare_ctx *p, size_t i, const ge_dtype *allowed);

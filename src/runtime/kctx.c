@@ -99,3 +99,32 @@ ge_status ge_kctx_record(ge_kctx *c, ge_effect_kind kind, const char *key, const
   fx->e[fx->n++] = e;
   return GE_OK;
 }
+
+/* value (input `index` of p->node) is a constant of p->graph read by no other node, no
+   subgraph and no graph output. */
+static bool sole_reader(const ge_prepare_ctx *p, int index, const ge_tensor *value) {
+  const ge_graph *g = p->graph;
+  const ge_node *me = p->node;
+  if (!g || !me || index < 0 || (size_t)index >= me->n_inputs) return false;
+  int32_t vid = me->inputs[index];
+  if (vid < 0 || (size_t)vid >= g->n_values || g->values[vid].constant != value) return false;
+  for (size_t k = 0; k < g->n_outputs; k++)
+    if (g->outputs[k] == vid) return false;
+  for (size_t n = 0; n < g->n_nodes; n++) {
+    const ge_node *nd = &g->nodes[n];
+    for (size_t a = 0; a < nd->n_attrs; a++)
+      if (nd->attrs[a].kind == GE_ATTR_KIND_GRAPH || nd->attrs[a].kind == GE_ATTR_KIND_GRAPHS)
+        return false; /* a subgraph may read it by name */
+    for (size_t j = 0; j < nd->n_inputs; j++)
+      if (nd->inputs[j] == vid && (nd != me || j != (size_t)index)) return false;
+  }
+  return true;
+}
+
+void ge_prepare_drop_packed(const ge_prepare_ctx *p, uint32_t mask) {
+  for (size_t i = 0; mask && i < p->n_in && i < 32; i++) {
+    if (!(mask >> i & 1u) || !p->in[i].present) continue;
+    const ge_tensor *v = p->in[i].value;
+    if (v && ge_tensor_has_backing(v) && sole_reader(p, (int)i, v)) ge_tensor_evict_packed(v);
+  }
+}

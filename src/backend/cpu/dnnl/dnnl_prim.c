@@ -385,34 +385,8 @@ uint32_t ge_dn_packed_inputs(const void *state) {
   return m & ~read;
 }
 
-/* value (input `index` of p->node) is a constant of p->graph read by no other node, no
-   subgraph and no graph output. */
-static bool dn_sole_reader(const ge_prepare_ctx *p, int index, const ge_tensor *value) {
-  const ge_graph *g = p->graph;
-  const ge_node *me = p->node;
-  if (!g || !me || index < 0 || (size_t)index >= me->n_inputs) return false;
-  int32_t vid = me->inputs[index];
-  if (vid < 0 || (size_t)vid >= g->n_values || g->values[vid].constant != value) return false;
-  for (size_t k = 0; k < g->n_outputs; k++)
-    if (g->outputs[k] == vid) return false;
-  for (size_t n = 0; n < g->n_nodes; n++) {
-    const ge_node *nd = &g->nodes[n];
-    for (size_t a = 0; a < nd->n_attrs; a++)
-      if (nd->attrs[a].kind == GE_ATTR_KIND_GRAPH || nd->attrs[a].kind == GE_ATTR_KIND_GRAPHS)
-        return false; /* a subgraph may read it by name */
-    for (size_t j = 0; j < nd->n_inputs; j++)
-      if (nd->inputs[j] == vid && (nd != me || j != (size_t)index)) return false;
-  }
-  return true;
-}
-
 void ge_dn_drop_packed_originals(const ge_prepare_ctx *p, const ge_dn_state *s) {
-  uint32_t m = ge_dn_packed_inputs(s);
-  for (size_t i = 0; m && i < p->n_in && i < 32; i++) {
-    if (!(m >> i & 1u) || !p->in[i].present) continue;
-    const ge_tensor *v = p->in[i].value;
-    if (v && ge_tensor_has_backing(v) && dn_sole_reader(p, (int)i, v)) ge_tensor_evict_packed(v);
-  }
+  ge_prepare_drop_packed(p, ge_dn_packed_inputs(s));
 }
 
 static dnnl_status_t dn_exec_reorder(dnnl_primitive_t r, dnnl_stream_t stream, dnnl_memory_t from,

@@ -410,6 +410,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   s->p1 = p1;
   s->sum = conv && fused && p->n_in > 3 && p->in[3].present;
   s->conv = conv;
+  ge_prepare_drop_packed(p, 1u << 1);
   *state = s;
   return GE_OK;
 }
