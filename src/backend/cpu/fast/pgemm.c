@@ -9,7 +9,8 @@
  * the next one is prefetched into L2 a few cache lines per k-step, so the memory traffic hides
  * under the arithmetic.
  *
- * Loop nest (Goto order): K blocks of PG_KC rows (the A block of MC rows x KC stays in L2),
+ * Loop nest (Goto order): K blocks of at most PG_KC rows, K split evenly (the A block of MC
+ * rows x KC stays in L2),
  * then panels, then 8-row blocks of A; the micro-kernel keeps an 8 x 48 block of C in 24
  * zmm accumulators over the K block, broadcasting A and loading the panel's row.  C is loaded
  * back for K blocks after the first; the bias and the activation are applied to a block of C
@@ -50,7 +51,9 @@
 
 #define PG_NR 48   /* columns per panel: 3 zmm */
 #define PG_MR 8    /* rows per micro-kernel block: 24 accumulators */
-#define PG_KC 768  /* K block */
+/* most rows of a K block; K is split into equal blocks (K = 1024 in one block ran 1.27 ms where
+   768 + 256 ran 1.77, [196 x 1024] x [1024 x 512], scratch benchmark) */
+#define PG_KC 1024
 #define PG_ABLK ((size_t)128 * 1024) /* floats of A per (MC x KC) block: 512 KiB, in L2 */
 
 typedef struct pg_state {
@@ -201,15 +204,16 @@ static void pg_unit(const pg_job *g, size_t u) {
   if (r1 > M) r1 = M;
   size_t q0 = s->np * uj / g->tn, q1 = s->np * (uj + 1) / g->tn;
   if (r0 >= r1 || q0 >= q1) return;
-  size_t mc = PG_ABLK / (K < PG_KC ? K : PG_KC) / PG_MR * PG_MR;
+  size_t nkb = (K + PG_KC - 1) / PG_KC, kb = (K + nkb - 1) / nkb; /* K blocks of kb rows (the last may be less) */
+  size_t mc = PG_ABLK / kb / PG_MR * PG_MR;
   if (mc < PG_MR) mc = PG_MR;
   for (size_t m0 = r0; m0 < r1; m0 += mc) {
     size_t m1 = m0 + mc < r1 ? m0 + mc : r1;
     size_t blocks = (m1 - m0 + PG_MR - 1) / PG_MR;
     /* the next panel (kc x 48 floats = 3*kc lines) spread over this panel's blocks x kc/2 slots */
     int per2 = (int)((6 + blocks - 1) / blocks);
-    for (size_t k0 = 0; k0 < K; k0 += PG_KC) {
-      size_t kc = K - k0 < PG_KC ? K - k0 : PG_KC;
+    for (size_t k0 = 0; k0 < K; k0 += kb) {
+      size_t kc = K - k0 < kb ? K - k0 : kb;
       bool last_k = k0 + kc == K;
       for (size_t q = q0; q < q1; q++) {
         size_t n0 = q * PG_NR, nn = N - n0 < PG_NR ? N - n0 : PG_NR;
@@ -218,7 +222,7 @@ static void pg_unit(const pg_job *g, size_t u) {
         const float *next = q + 1 < q1 ? panel + K * PG_NR
                             : k0 + kc < K ? s->bp + (q0 * K + k0 + kc) * PG_NR
                                           : NULL;
-        size_t next_kc = q + 1 < q1 ? kc : (K - k0 - kc < PG_KC ? K - k0 - kc : PG_KC);
+        size_t next_kc = q + 1 < q1 ? kc : (K - k0 - kc < kb ? K - k0 - kc : kb);
         pg_blk j = {.lda = K, .b = panel, .kc = kc, .ldc = N, .m0 = cols_mask(nn, 0), .m1 = cols_mask(nn, 16),
                     .m2 = cols_mask(nn, 32), .bias = last_k && g->bias ? g->bias + n0 : NULL,
                     .pf = (const char *)next, .pf_end = next ? (const char *)(next + next_kc * PG_NR) : NULL,
@@ -279,7 +283,8 @@ static ge_status matmul_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size
    there this kernel's prefetch beats oneDNN's brgemm convolutions (scratch benchmark, 1 thread,
    distinct weights: [49 x 2048] x [2048 x 512] 0.59 ms against 0.74-1.0; in ResNet-50 at 1
    thread the 1x1 convolutions of its last stage went from 1.08-1.11 to 0.72-0.73 ms); from
-   about 200 pixels on, oneDNN is as fast or faster. */
+   about 200 pixels on, oneDNN is as fast or faster: with 256 allowed, ResNet-50's 14x14 stage
+   at 1 thread went from 25.4 to 28.5 ms (its 3x3 convolutions 1.47 -> 1.97 ms each). */
 #define PG_CONV_MAX_M 128
 static ge_status conv_geom(const ge_prepare_ctx *p, pg_state *g, size_t *M, size_t *K, size_t *N) {
   const ge_shape *x = &p->in[0].type->shape, *w = &p->in[1].type->shape, *y = &p->out[0].shape;
