@@ -217,14 +217,27 @@ PG_TARGET static inline __m512 gelu16(__m512 v) {
   return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), one_p);
 }
 
-/* GELU over rows x (the panel's valid columns) of C in place. */
-PG_TARGET static void gelu_block(float *c, size_t ldc, size_t rows, __mmask16 m0, __mmask16 m1, __mmask16 m2) {
-  for (size_t i = 0; i < rows; i++) {
-    float *cr = c + i * ldc;
-    _mm512_mask_storeu_ps(cr, m0, gelu16(_mm512_maskz_loadu_ps(m0, cr)));
-    _mm512_mask_storeu_ps(cr + 16, m1, gelu16(_mm512_maskz_loadu_ps(m1, cr + 16)));
-    _mm512_mask_storeu_ps(cr + 32, m2, gelu16(_mm512_maskz_loadu_ps(m2, cr + 32)));
-  }
+/* GELU, tanh form, 16 lanes: 0.5 x (1 + tanh u) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715
+   x^3): no cancellation at either end (x for large u, x e^(2u) -> 0 for very negative u). */
+PG_TARGET static inline __m512 gelu_tanh16(__m512 v) {
+  __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
+  __m512 u2 = _mm512_mul_ps(_mm512_fmadd_ps(v3, _mm512_set1_ps(0.044715f), v), _mm512_set1_ps(-1.5957691216057308f));
+  __m512 d = _mm512_add_ps(_mm512_set1_ps(1.f), exp16(u2));
+  __m512 r = _mm512_rcp14_ps(d);
+  r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
+  return _mm512_mul_ps(v, r);
+}
+
+/* GELU (tanh_form: its tanh approximation) over rows x (the panel's valid columns) of C in place. */
+PG_TARGET static void gelu_block(float *c, size_t ldc, size_t rows, __mmask16 m0, __mmask16 m1, __mmask16 m2,
+                                 bool tanh_form) {
+  const __mmask16 m[3] = {m0, m1, m2};
+  for (size_t i = 0; i < rows; i++)
+    for (int q = 0; q < 3; q++) {
+      float *cr = c + i * ldc + 16 * q;
+      __m512 v = _mm512_maskz_loadu_ps(m[q], cr);
+      _mm512_mask_storeu_ps(cr, m[q], tanh_form ? gelu_tanh16(v) : gelu16(v));
+    }
 }
 
 static __mmask16 cols_mask(size_t nn, size_t off) {
@@ -283,7 +296,8 @@ static void pg_unit(const pg_job *g, size_t u) {
           /* a residual that shares C's buffer is read here before this block writes it */
           j.cin = k0 > 0 ? j.c : g->sum ? g->sum + r * N + n0 : NULL;
           ukernel_mr(&j, mr);
-          if (last_k && s->act == GE_ACT_GELU) gelu_block(j.c, N, mr, j.m0, j.m1, j.m2);
+          if (last_k && (s->act == GE_ACT_GELU || s->act == GE_ACT_GELU_TANH))
+            gelu_block(j.c, N, mr, j.m0, j.m1, j.m2, s->act == GE_ACT_GELU_TANH);
           else if (last_k && s->act != GE_ACT_NONE)
             for (size_t i = 0; i < mr; i++) ge_fo_act_inplace(s->act, s->p0, s->p1, j.c + i * N, nn);
         }
