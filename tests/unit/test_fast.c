@@ -742,6 +742,20 @@ static void pgemm_case(const char *op, int64_t b0, int64_t M, int64_t K, int64_t
   for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
 }
 
+/* Gemm / FusedGemm with a constant B ([K,N] or, transB, [N,K]), alpha, and C a row of N (a
+   run-time input, or constant with beta != 1). */
+static void gemm_case(const char *op, int64_t M, int64_t K, int64_t N, int64_t trans_b, float alpha, float beta,
+                      bool c_const, bool c_2d, const char *act) {
+  int64_t ad[2] = {M, K}, bd[2] = {trans_b ? N : K, trans_b ? K : N}, cd[2] = {1, N};
+  ge_tensor *in[3] = {rand_t(ad, 2, 1.f), rand_t(bd, 2, 0.1f), rand_t(c_2d ? cd : cd + 1, c_2d ? 2 : 1, 1.f)};
+  ge_attr at[4] = {GE_ATTR_INT("transB", trans_b), GE_ATTR_FLOAT("alpha", alpha), GE_ATTR_FLOAT("beta", beta)};
+  size_t na = 3;
+  if (act) at[na++] = GE_ATTR_STRING("activation", act);
+  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  check_fast_op_c(op, at, na, in, 3, 2e-5, (1u << 1) | (c_const ? 1u << 2 : 0u), avx512);
+  for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
+}
+
 static void test_fast_pgemm(void **unused) {
   (void)unused;
   const float clip[] = {-0.5f, 0.75f}, leaky[] = {0.2f}, hsig[] = {0.3f, 0.4f};
@@ -761,6 +775,11 @@ static void test_fast_pgemm(void **unused) {
   pgemm_case("ai.ge::FusedMatMul", 0, 5, 31, 40, "Sigmoid", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 6, 31, 40, "HardSwish", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 6, 31, 40, NULL, NULL, 0);
+  gemm_case("Gemm", 9, 40, 50, 1, 1.f, 1.f, false, false, NULL);
+  gemm_case("Gemm", 16, 1100, 33, 0, 0.5f, 1.f, false, true, NULL);
+  gemm_case("Gemm", 5, 24, 100, 1, 1.f, 2.f, true, false, NULL);
+  gemm_case("ai.ge::FusedGemm", 12, 64, 96, 1, 1.5f, 0.25f, true, true, "Relu");
+  gemm_case("ai.ge::FusedGemm", 31, 48, 47, 0, 1.f, 1.f, false, false, "Gelu");
 }
 
 int main(void) {

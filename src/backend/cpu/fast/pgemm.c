@@ -60,7 +60,8 @@ typedef struct pg_state {
   size_t M, K, N;     /* C[M,N] = A[M,K] x B[K,N] */
   size_t np;          /* panels */
   float *bp;          /* np panels of K x PG_NR, 64-byte aligned */
-  bool bias;          /* FusedMatMul / Conv input 2, [N] */
+  bool bias;          /* FusedMatMul / Conv / Gemm input 2, [N] */
+  float *bias_own;    /* Gemm: beta * C, when beta != 1 (C constant) */
   bool sum;           /* FusedConv input 3 (the residual), laid out as C */
   bool conv;          /* a convolution on channels-last activations */
   bool im2col;        /* A is gathered per run (not a 1x1, stride-1, unpadded convolution) */
@@ -82,8 +83,9 @@ static bool cpu_ok(void) {
 /* ------------------------------------------------------------------ packing */
 
 /* Panel p holds columns [48p, 48p+48) of B: row k at bp + (p*K + k)*48.  B is row-major
-   [K,N], or with trans [N,K] (a convolution's [Cout, Cin] weights). */
-static void pack_b(const float *B, size_t K, size_t N, bool trans, float *bp) {
+   [K,N], or with trans [N,K] (a convolution's [Cout, Cin] weights, Gemm's transB), times alpha
+   (Gemm's). */
+static void pack_b(const float *B, size_t K, size_t N, bool trans, float alpha, float *bp) {
   size_t np = (N + PG_NR - 1) / PG_NR;
   for (size_t p = 0; p < np; p++) {
     size_t n0 = p * PG_NR, nn = N - n0 < PG_NR ? N - n0 : PG_NR;
@@ -93,6 +95,8 @@ static void pack_b(const float *B, size_t K, size_t N, bool trans, float *bp) {
         for (size_t j = 0; j < nn; j++) dst[k * PG_NR + j] = B[(n0 + j) * K + k];
       else
         memcpy(dst + k * PG_NR, B + k * N + n0, nn * sizeof(float));
+      if (alpha != 1.f)
+        for (size_t j = 0; j < nn; j++) dst[k * PG_NR + j] *= alpha;
       if (nn < PG_NR) memset(dst + k * PG_NR + nn, 0, (PG_NR - nn) * sizeof(float));
     }
   }
@@ -339,6 +343,32 @@ static ge_status matmul_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size
   return GE_OK;
 }
 
+/* Gemm / FusedGemm: A [M, K] (transA = 0) x B [K, N] or, with transB, B^T for B [N, K]; alpha
+   is folded into the packed B; C, when present, must be a row [N] or [1, N] (a bias): beta * C
+   is precomputed when beta != 1 (C must then be constant). */
+static ge_status gemm_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size_t *N, bool *trans_b, float *alpha) {
+  if ((p->in_layout && p->in_layout[0] != GE_LAYOUT_PLAIN) || (p->out_layout && p->out_layout[0] != GE_LAYOUT_PLAIN))
+    return decline(p, "plain operands only");
+  const ge_node *n = p->node;
+  if (ge_node_attr_int(n, "transA", 0) != 0) return decline(p, "transA");
+  const ge_shape *a = &p->in[0].type->shape, *b = &p->in[1].type->shape;
+  if (a->rank != 2 || b->rank != 2) return decline(p, "2-D operands only");
+  *trans_b = ge_node_attr_int(n, "transB", 0) != 0;
+  *alpha = ge_node_attr_float(n, "alpha", 1.f);
+  *M = (size_t)a->dims[0];
+  *K = (size_t)a->dims[1];
+  *N = (size_t)b->dims[*trans_b ? 0 : 1];
+  if ((size_t)b->dims[*trans_b ? 1 : 0] != *K) return decline(p, "K differs");
+  if (p->n_in > 2 && p->in[2].present) {
+    const ge_shape *c = &p->in[2].type->shape;
+    bool row = (c->rank == 1 && (size_t)c->dims[0] == *N) || (c->rank == 2 && c->dims[0] == 1 && (size_t)c->dims[1] == *N);
+    if (!row || ge_fo_in_dtype(p, 2) != GE_F32) return decline(p, "C other than a row of N");
+    if (ge_node_attr_float(n, "beta", 1.f) != 1.f && (!p->in[2].value || !p->in[2].value->data))
+      return decline(p, "beta with a run-time C");
+  }
+  return GE_OK;
+}
+
 /* An ungrouped 2-D Conv / FusedConv on channels-last activations (the layout oneDNN's brgemm
    convolutions ask for, dnnl.c) with few output pixels, as a GEMM: the pixels' receptive fields
    [N*OH*OW, KH*KW*Cin] (gathered per run, except for a 1x1, stride-1, unpadded convolution,
@@ -407,7 +437,8 @@ static void gather_cols(const pg_state *s, const float *x, float *col) {
 }
 
 static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
-  bool conv = strstr(p->node->op_type, "Conv") != NULL, fused = !strncmp(p->node->op_type, "Fused", 5);
+  const char *op = p->node->op_type;
+  bool conv = strstr(op, "Conv") != NULL, gemm = strstr(op, "Gemm") != NULL, fused = !strncmp(op, "Fused", 5);
   if (!cpu_ok()) return decline(p, "needs AVX-512");
   if (ge_node_attr_string(p->node, GE_PRECISION_ATTR, NULL)) return decline(p, "a reduced-precision node");
   if (p->n_out != 1 || p->out[0].dtype != GE_F32 || !static_f32(p, 0) || !static_f32(p, 1))
@@ -415,7 +446,10 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   if (!p->in[1].value || !p->in[1].value->data || p->in[0].value) return decline(p, "needs a constant B only");
   size_t M = 0, K = 0, N = 0;
   pg_state geo = {0};
-  GE_CHECK(conv ? conv_geom(p, &geo, &M, &K, &N) : matmul_geom(p, &M, &K, &N));
+  bool trans_b = conv;
+  float alpha = 1.f;
+  GE_CHECK(conv ? conv_geom(p, &geo, &M, &K, &N)
+                : gemm ? gemm_geom(p, &M, &K, &N, &trans_b, &alpha) : matmul_geom(p, &M, &K, &N));
   /* small products: the packing and blocking do not pay (oneDNN takes them) */
   if (M < 4 || K < 16 || N < 16) return decline(p, "too small");
   size_t yn = 0;
@@ -431,7 +465,8 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
     p0 = na > 0 ? ap[0] : act == GE_ACT_LEAKY_RELU ? 0.01f : act == GE_ACT_HARD_SIGMOID ? 0.2f : -FLT_MAX;
     p1 = na > 1 ? ap[1] : act == GE_ACT_HARD_SIGMOID ? 0.5f : FLT_MAX;
   }
-  bool bias = (fused || conv) && p->n_in > 2 && p->in[2].present;
+  bool bias = (fused || conv || gemm) && p->n_in > 2 && p->in[2].present;
+  float beta = gemm ? ge_node_attr_float(p->node, "beta", 1.f) : 1.f;
   if (bias) {
     size_t bn = 0;
     if (ge_fo_in_dtype(p, 2) != GE_F32 || !ge_shape_numel(&p->in[2].type->shape, &bn) || bn != N)
@@ -465,8 +500,19 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
         for (size_t t = 0; t < taps; t++) wt[co * K + t * C + ci] = wsrc[(co * C + ci) * taps + t];
     wsrc = wt;
   }
-  pack_b(wsrc, K, N, conv, bp);
+  pack_b(wsrc, K, N, trans_b, alpha, bp);
   free(wt);
+  if (bias && beta != 1.f) { /* gemm_geom: C is constant here */
+    geo.bias_own = malloc(N * sizeof(float));
+    if (!geo.bias_own) {
+      pthread_mutex_destroy(&geo.mu);
+      ge_aligned_free(bp);
+      free(s);
+      return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory");
+    }
+    const float *c = p->in[2].value->data;
+    for (size_t i = 0; i < N; i++) geo.bias_own[i] = beta * c[i];
+  }
   *s = geo;
   s->M = M;
   s->K = K;
@@ -494,7 +540,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   if (!A || A->dtype != GE_F32 || A->numel != an || !A->data)
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "packed matmul: input 0 has %zu elements (%s), the plan expects %zu float32",
                         A ? A->numel : 0, A ? ge_dtype_name(A->dtype) : "missing", an);
-  if (s->bias && (!Bias || Bias->dtype != GE_F32 || Bias->numel != s->N || !Bias->data))
+  if (s->bias && !s->bias_own && (!Bias || Bias->dtype != GE_F32 || Bias->numel != s->N || !Bias->data))
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "packed matmul: the bias (input 2) must be %zu float32", s->N);
   if (s->sum && (!Sum || Sum->dtype != GE_F32 || Sum->numel != s->M * s->N || !Sum->data))
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "packed matmul: the residual (input 3) must be %zu float32", s->M * s->N);
@@ -528,7 +574,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
     gather_cols(s, A->data, col);
     a = col;
   }
-  pg_job g = {.s = s, .A = a, .C = C->data, .bias = Bias ? Bias->data : NULL, .sum = Sum ? Sum->data : NULL,
+  pg_job g = {.s = s, .A = a, .C = C->data, .bias = s->bias_own ? s->bias_own : Bias ? Bias->data : NULL, .sum = Sum ? Sum->data : NULL,
               .tm = tm, .tn = tn};
   if (tm * tn <= 1) pg_unit(&g, 0);
   else ge_parallel_for((int)(tm * tn), tm * tn, pg_chunk, &g);
@@ -545,6 +591,7 @@ static void pg_release(void *state) {
   if (!s) return;
   ge_aligned_free(s->bp);
   ge_aligned_free(s->col);
+  free(s->bias_own);
   pthread_mutex_destroy(&s->mu);
   free(s);
 }
@@ -557,6 +604,12 @@ const ge_kernel_def ge_fast_kernels_pgemm[] = {
      {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,
       .packed_inputs = pg_packed_inputs}},
     {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0,
+     {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,
+      .packed_inputs = pg_packed_inputs}},
+    {"", "Gemm", 1, 0,
+     {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,
+      .packed_inputs = pg_packed_inputs}},
+    {GE_FUSED_DOMAIN, "FusedGemm", 1, 0,
      {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,
       .packed_inputs = pg_packed_inputs}},
     {"", "Conv", 1, 0,
