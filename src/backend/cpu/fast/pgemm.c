@@ -169,6 +169,53 @@ PG_TARGET static inline __attribute__((always_inline)) void ukernel(pg_blk *j, c
   }
 }
 
+/* 1 or 2 rows: with 3 or 6 accumulators the FMA latency, not the loads, would bound the loop,
+   so two k-steps go to two sets of accumulators, summed at the end. */
+PG_TARGET static inline __attribute__((always_inline)) void ukernel_few(pg_blk *j, const int mr) {
+  __m512 c[2][2][3];
+  _Pragma("GCC unroll 2") for (int u = 0; u < 2; u++) _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++)
+    _Pragma("GCC unroll 3") for (int q = 0; q < 3; q++) c[u][i][q] = _mm512_setzero_ps();
+  const __mmask16 m[3] = {j->m0, j->m1, j->m2};
+  if (j->cin)
+    _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) _Pragma("GCC unroll 3") for (int q = 0; q < 3; q++)
+      c[0][i][q] = _mm512_maskz_loadu_ps(m[q], j->cin + (size_t)i * j->ldc + 16 * q);
+  const float *a = j->a, *b = j->b;
+  const size_t lda = j->lda, kc = j->kc;
+  const char *pf = j->pf, *pf_end = j->pf_end;
+  const int per2 = j->pf_per2;
+  size_t k = 0;
+  for (; k + 2 <= kc; k += 2) {
+    if (pf)
+      for (int q = 0; q < per2 && pf < pf_end; q++, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
+    _Pragma("GCC unroll 2") for (int u = 0; u < 2; u++) {
+      const float *br = b + (k + u) * PG_NR;
+      __m512 b0 = _mm512_load_ps(br), b1 = _mm512_load_ps(br + 16), b2 = _mm512_load_ps(br + 32);
+      _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) {
+        __m512 av = _mm512_set1_ps(a[(size_t)i * lda + k + u]);
+        c[u][i][0] = _mm512_fmadd_ps(av, b0, c[u][i][0]);
+        c[u][i][1] = _mm512_fmadd_ps(av, b1, c[u][i][1]);
+        c[u][i][2] = _mm512_fmadd_ps(av, b2, c[u][i][2]);
+      }
+    }
+  }
+  for (; k < kc; k++) {
+    const float *br = b + k * PG_NR;
+    __m512 b0 = _mm512_load_ps(br), b1 = _mm512_load_ps(br + 16), b2 = _mm512_load_ps(br + 32);
+    _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) {
+      __m512 av = _mm512_set1_ps(a[(size_t)i * lda + k]);
+      c[0][i][0] = _mm512_fmadd_ps(av, b0, c[0][i][0]);
+      c[0][i][1] = _mm512_fmadd_ps(av, b1, c[0][i][1]);
+      c[0][i][2] = _mm512_fmadd_ps(av, b2, c[0][i][2]);
+    }
+  }
+  j->pf = pf;
+  _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) _Pragma("GCC unroll 3") for (int q = 0; q < 3; q++) {
+    __m512 v = _mm512_add_ps(c[0][i][q], c[1][i][q]);
+    if (j->bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m[q], j->bias + 16 * q));
+    _mm512_mask_storeu_ps(j->c + (size_t)i * j->ldc + 16 * q, m[q], v);
+  }
+}
+
 PG_TARGET static void ukernel_mr(pg_blk *j, size_t mr) {
   switch (mr) {
     case 8: ukernel(j, 8); break;
@@ -177,8 +224,8 @@ PG_TARGET static void ukernel_mr(pg_blk *j, size_t mr) {
     case 5: ukernel(j, 5); break;
     case 4: ukernel(j, 4); break;
     case 3: ukernel(j, 3); break;
-    case 2: ukernel(j, 2); break;
-    default: ukernel(j, 1); break;
+    case 2: ukernel_few(j, 2); break;
+    default: ukernel_few(j, 1); break;
   }
 }
 
