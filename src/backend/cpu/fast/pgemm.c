@@ -42,7 +42,7 @@
 #include "passes/pass.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "backend/cpu/fast/fast_avx512.h"
 #define PG_X86 1
 #define PG_TARGET __attribute__((target("avx512f,fma")))
 #else
@@ -229,24 +229,6 @@ PG_TARGET static void ukernel_mr(pg_blk *j, size_t mr) {
   }
 }
 
-/* e^x as ge_fast_expf computes it (fast_math.h: the Cephes polynomial; 0 below -87), 16 lanes. */
-PG_TARGET static inline __m512 exp16(__m512 x0) {
-  __m512 x = _mm512_min_ps(_mm512_max_ps(x0, _mm512_set1_ps(-87.f)), _mm512_set1_ps(88.37626f));
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 q = _mm512_set1_ps(1.9875691500e-4f);
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.3981999507e-3f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(8.3334519073e-3f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(4.1665795894e-2f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.6666665459e-1f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(5.0000001201e-1f));
-  q = _mm512_fmadd_ps(_mm512_mul_ps(q, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  __mmask16 keep = _mm512_cmp_ps_mask(x0, _mm512_set1_ps(-87.f), _CMP_GE_OQ) | _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q);
-  return _mm512_maskz_mov_ps(keep, _mm512_scalef_ps(q, n));
-}
-
 /* GELU (erf form), 16 lanes: 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(z) = 2 - erfc(z) for
    z >= 0 and erfc(|z|) for z < 0 (no cancellation), erfc by the fit the element-wise Gelu uses
    (fast/ew.c fo_erfc_pos, fractional error 1.2e-7), 1 / (1 + |z|/2) by a reciprocal estimate
@@ -262,7 +244,7 @@ PG_TARGET static inline __m512 gelu16(__m512 v) {
                               -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
   __m512 p = _mm512_set1_ps(c[0]);
   for (int i = 1; i < 10; i++) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c[i]));
-  __m512 ec = _mm512_mul_ps(t, exp16(_mm512_fnmadd_ps(az, az, p)));
+  __m512 ec = _mm512_mul_ps(t, ge_fast_exp16(_mm512_fnmadd_ps(az, az, p)));
   __mmask16 pos = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ);
   __m512 one_p = _mm512_mask_sub_ps(ec, pos, _mm512_set1_ps(2.f), ec);
   return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), one_p);
@@ -273,7 +255,7 @@ PG_TARGET static inline __m512 gelu16(__m512 v) {
 PG_TARGET static inline __m512 gelu_tanh16(__m512 v) {
   __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
   __m512 u2 = _mm512_mul_ps(_mm512_fmadd_ps(v3, _mm512_set1_ps(0.044715f), v), _mm512_set1_ps(-1.5957691216057308f));
-  __m512 d = _mm512_add_ps(_mm512_set1_ps(1.f), exp16(u2));
+  __m512 d = _mm512_add_ps(_mm512_set1_ps(1.f), ge_fast_exp16(u2));
   __m512 r = _mm512_rcp14_ps(d);
   r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
   return _mm512_mul_ps(v, r);
