@@ -236,7 +236,10 @@ PG_TARGET static void ukernel_mr(pg_blk *j, size_t mr) {
    relative 1.6e-6 where |GELU| > 1e-6; 0.73 ns an element against 1.72 for the element-wise
    loop (scratch benchmark, 1 thread), which BERT's FFN pays for 393K elements a layer. */
 PG_TARGET static inline __m512 gelu16(__m512 v) {
-  __m512 az = _mm512_abs_ps(_mm512_mul_ps(v, _mm512_set1_ps(0.7071067811865476f)));
+  /* |z| capped at 10 (erfc is 0 in float32 from about 9.2 on), so that an infinite x gives
+     t = 1/6 rather than a reciprocal of infinity times zero: GELU(+inf) = +inf, GELU(-inf) = NaN
+     as 0.5 x (1 + erf) gives, and a NaN stays NaN */
+  __m512 az = _mm512_min_ps(_mm512_abs_ps(_mm512_mul_ps(v, _mm512_set1_ps(0.7071067811865476f))), _mm512_set1_ps(10.f));
   __m512 d = _mm512_fmadd_ps(az, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.f));
   __m512 t = _mm512_rcp14_ps(d);
   t = _mm512_mul_ps(t, _mm512_fnmadd_ps(d, t, _mm512_set1_ps(2.f)));
@@ -258,6 +261,9 @@ PG_TARGET static inline __m512 gelu_tanh16(__m512 v) {
   __m512 d = _mm512_add_ps(_mm512_set1_ps(1.f), ge_fast_exp16(u2));
   __m512 r = _mm512_rcp14_ps(d);
   r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
+  /* e^(-2u) past float32 (x below about -9.4): the factor is 0, so that GELU(-inf) is NaN as
+     0.5 x (1 + tanh u) gives (and a finite x gives -0, its value to float32 precision) */
+  r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(u2, _mm512_set1_ps(88.f), _CMP_LE_OQ), r);
   return _mm512_mul_ps(v, r);
 }
 
