@@ -760,6 +760,10 @@ static void gemm_case(const char *op, int64_t M, int64_t K, int64_t N, int64_t t
 static void test_fast_pgemm(void **unused) {
   (void)unused;
   const float clip[] = {-0.5f, 0.75f}, leaky[] = {0.2f}, hsig[] = {0.3f, 0.4f};
+  pgemm_case("MatMul", 0, 1, 16, 16, NULL, NULL, 0);
+  pgemm_case("MatMul", 0, 1, 777, 300, NULL, NULL, 0);
+  pgemm_case("MatMul", 0, 2, 1100, 70, NULL, NULL, 0);
+  pgemm_case("ai.ge::FusedMatMul", 0, 3, 50, 49, "Gelu", NULL, 0);
   pgemm_case("MatMul", 0, 4, 16, 16, NULL, NULL, 0);
   pgemm_case("MatMul", 0, 9, 33, 47, NULL, NULL, 0);
   pgemm_case("MatMul", 0, 17, 64, 49, NULL, NULL, 0);
