@@ -1,4 +1,5 @@
-/* Float32 MatMul / FusedMatMul with a constant B (a weight), on AVX-512 (issue 6).
+/* Float32 MatMul, Gemm and small-image Conv (and their fused forms) with a constant B (a
+ * weight), on AVX-512 (issue 6).
  *
  * Transformer inference multiplies a modest number of rows (the tokens: 64-512) by large
  * weights that are read once per run, so the weights come from memory every time.  oneDNN's
@@ -10,8 +11,7 @@
  * under the arithmetic.
  *
  * Loop nest (Goto order): K blocks of at most PG_KC rows, K split evenly (the A block of MC
- * rows x KC stays in L2),
- * then panels, then 8-row blocks of A; the micro-kernel keeps an 8 x 48 block of C in 24
+ * rows x KC stays in L2), then panels, then 8-row blocks of A; the micro-kernel keeps an 8 x 48 block of C in 24
  * zmm accumulators over the K block, broadcasting A and loading the panel's row.  C is loaded
  * back for K blocks after the first; the bias and the activation are applied to a block of C
  * once its last K block is done.  Threads take contiguous ranges of panels (and of row blocks
@@ -22,9 +22,9 @@
  * jit sgemm 45), [128x768]x[768x768] 0.97 ms (1.13 / 1.21), [64x768]x[768x3072] 1.9 ms
  * (2.6 / 3.1), [128x3072]x[3072x768] at parity with the jit sgemm.
  *
- * Taken where the processor has AVX-512F, the node computes in float32 (no precision mark),
- * B is a constant without batch dims, and the operands are plain; otherwise the node declines
- * to oneDNN. */
+ * Taken where the processor has AVX-512F, the node computes in float32 (no precision mark) and
+ * B is a constant without batch dims: MatMul and Gemm on plain operands, Conv on channels-last
+ * ones with few output pixels (conv_geom); otherwise the node declines to oneDNN. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3") /* the micro-kernel's row loops unroll into registers */
 #endif
@@ -39,6 +39,7 @@
 #include "backend/cpu/threadpool.h"
 #include "compiler/layout.h"
 #include "ops/fused.h"
+#include "ops/nn_geom.h"
 #include "passes/pass.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -63,7 +64,6 @@ typedef struct pg_state {
   bool bias;          /* FusedMatMul / Conv / Gemm input 2, [N] */
   float *bias_own;    /* Gemm: beta * C, when beta != 1 (C constant) */
   bool sum;           /* FusedConv input 3 (the residual), laid out as C */
-  bool conv;          /* a convolution on channels-last activations */
   bool im2col;        /* A is gathered per run (not a 1x1, stride-1, unpadded convolution) */
   int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw; /* its geometry */
   pthread_mutex_t mu; /* guards col, the gathered A, for one run at a time */
@@ -353,21 +353,21 @@ static void pg_chunk(void *arg, size_t begin, size_t end) {
 /* ------------------------------------------------------------------ kernel */
 
 static bool static_f32(const ge_prepare_ctx *p, size_t i) {
-  if (ge_fo_in_dtype(p, i) != GE_F32) return false;
-  const ge_shape *sh = &p->in[i].type->shape;
-  for (int32_t d = 0; d < sh->rank; d++)
-    if (sh->dims[d] < 0) return false;
-  return true;
+  return ge_fo_in_dtype(p, i) == GE_F32 && ge_shape_is_static(&p->in[i].type->shape);
 }
 
 static ge_status decline(const ge_prepare_ctx *p, const char *why) {
   return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "packed matmul: %s", why);
 }
 
+/* A and C are stored as their shapes read (the matmul forms take nothing else). */
+static bool plain_io(const ge_prepare_ctx *p) {
+  return (!p->in_layout || p->in_layout[0] == GE_LAYOUT_PLAIN) && (!p->out_layout || p->out_layout[0] == GE_LAYOUT_PLAIN);
+}
+
 /* The geometry of a MatMul / FusedMatMul: A [.., M, K] (batch dims folded into M) x B [K, N]. */
 static ge_status matmul_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size_t *N) {
-  if ((p->in_layout && p->in_layout[0] != GE_LAYOUT_PLAIN) || (p->out_layout && p->out_layout[0] != GE_LAYOUT_PLAIN))
-    return decline(p, "plain operands only");
+  if (!plain_io(p)) return decline(p, "plain operands only");
   const ge_shape *a = &p->in[0].type->shape, *b = &p->in[1].type->shape;
   if (a->rank < 2 || b->rank != 2) return decline(p, "A of rank >= 2 and a 2-D B");
   *M = 1;
@@ -382,8 +382,7 @@ static ge_status matmul_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size
    is folded into the packed B; C, when present, must be a row [N] or [1, N] (a bias): beta * C
    is precomputed when beta != 1 (C must then be constant). */
 static ge_status gemm_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size_t *N, bool *trans_b, float *alpha) {
-  if ((p->in_layout && p->in_layout[0] != GE_LAYOUT_PLAIN) || (p->out_layout && p->out_layout[0] != GE_LAYOUT_PLAIN))
-    return decline(p, "plain operands only");
+  if (!plain_io(p)) return decline(p, "plain operands only");
   const ge_node *n = p->node;
   if (ge_node_attr_int(n, "transA", 0) != 0) return decline(p, "transA");
   const ge_shape *a = &p->in[0].type->shape, *b = &p->in[1].type->shape;
@@ -419,26 +418,21 @@ static ge_status conv_geom(const ge_prepare_ctx *p, pg_state *g, size_t *M, size
   const ge_shape *x = &p->in[0].type->shape, *w = &p->in[1].type->shape, *y = &p->out[0].shape;
   if (x->rank != 4 || w->rank != 4 || y->rank != 4) return decline(p, "not a 2-D convolution");
   const ge_node *n = p->node;
-  if (ge_node_attr_int(n, "group", 1) != 1 || strcmp(ge_node_attr_string(n, "auto_pad", "NOTSET"), "NOTSET") != 0)
-    return decline(p, "groups or auto_pad");
-  const int64_t *st = NULL, *pd = NULL, *dl = NULL;
-  size_t ns = 0, npd = 0, nd = 0;
-  ge_node_attr_ints(n, "strides", &st, &ns);
-  ge_node_attr_ints(n, "pads", &pd, &npd);
-  ge_node_attr_ints(n, "dilations", &dl, &nd);
-  if ((ns && ns != 2) || (npd && npd != 4) || (nd && nd != 2)) return decline(p, "attribute lengths");
+  ge_nn_win_attrs at;
+  if (ge_nn_win_parse(n, false, &at) != GE_OK || ge_nn_win_resolve(n, &at, 2, &w->dims[2]) != GE_OK)
+    return decline(p, "attributes");
+  if (at.group != 1 || at.auto_pad != GE_PAD_NOTSET) return decline(p, "groups or auto_pad");
   bool sum = p->n_in > 3 && p->in[3].present;
   if (!p->in_layout || !p->out_layout || p->in_layout[0] != GE_LAYOUT_NHWC || p->out_layout[0] != GE_LAYOUT_NHWC ||
       (sum && p->in_layout[3] != GE_LAYOUT_NHWC))
     return decline(p, "channels-last operands only");
+  int64_t oh = 0, ow = 0, pb = 0, pr = 0;
   *g = (pg_state){.n = x->dims[0], .c = x->dims[1], .h = x->dims[2], .w = x->dims[3], .kh = w->dims[2],
-                  .kw = w->dims[3], .oh = y->dims[2], .ow = y->dims[3], .sh = ns ? st[0] : 1, .sw = ns ? st[1] : 1,
-                  .pt = npd ? pd[0] : 0, .pl = npd ? pd[1] : 0, .dh = nd ? dl[0] : 1, .dw = nd ? dl[1] : 1};
-  int64_t pb = npd ? pd[2] : 0, pr = npd ? pd[3] : 0;
-  if (w->dims[1] != g->c || y->dims[0] != g->n || y->dims[1] != w->dims[0] || g->sh < 1 || g->sw < 1 || g->dh < 1 ||
-      g->dw < 1 || g->pt < 0 || g->pl < 0 || pb < 0 || pr < 0 ||
-      (g->h + g->pt + pb - (g->kh - 1) * g->dh - 1) / g->sh + 1 != g->oh ||
-      (g->w + g->pl + pr - (g->kw - 1) * g->dw - 1) / g->sw + 1 != g->ow)
+                  .kw = w->dims[3], .oh = y->dims[2], .ow = y->dims[3], .sh = at.strides[0], .sw = at.strides[1],
+                  .dh = at.dilations[0], .dw = at.dilations[1], .sum = sum};
+  if (ge_nn_win_out(n, &at, 0, g->h, false, &oh, &g->pt, &pb) != GE_OK ||
+      ge_nn_win_out(n, &at, 1, g->w, false, &ow, &g->pl, &pr) != GE_OK || oh != g->oh || ow != g->ow ||
+      w->dims[1] != g->c || y->dims[0] != g->n || y->dims[1] != w->dims[0])
     return decline(p, "geometry");
   g->im2col = g->kh != 1 || g->kw != 1 || g->sh != 1 || g->sw != 1 || g->pt || g->pl || pb || pr;
   *M = (size_t)(g->n * g->oh * g->ow);
@@ -562,8 +556,6 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   s->act = act;
   s->p0 = p0;
   s->p1 = p1;
-  s->sum = conv && fused && p->n_in > 3 && p->in[3].present;
-  s->conv = conv;
   ge_prepare_drop_packed(p, 1u << 1);
   *state = s;
   return GE_OK;
