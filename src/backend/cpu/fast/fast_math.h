@@ -60,17 +60,22 @@ static inline float ge_fast_row_max(const float *x, size_t n) {
   return mx;
 }
 
-/* y = softmax(x) over n elements, given mx = ge_fast_row_max(x, n); y may be x. */
-static inline void ge_fast_softmax_from_max(const float *x, float *y, size_t n, float mx) {
-  GE_IVDEP for (size_t i = 0; i < n; i++) y[i] = ge_fast_expf(x[i] - mx);
+/* The sum of x[0..n), in GE_FAST_LANES partial sums (the tail first, then the lanes). */
+static inline float ge_fast_row_sum(const float *x, size_t n) {
   float ls[GE_FAST_LANES] = {0};
   size_t i = 0;
   for (; i + GE_FAST_LANES <= n; i += GE_FAST_LANES)
-    for (size_t l = 0; l < GE_FAST_LANES; l++) ls[l] += y[i + l];
+    for (size_t l = 0; l < GE_FAST_LANES; l++) ls[l] += x[i + l];
   float sum = 0.f;
-  for (; i < n; i++) sum += y[i];
+  for (; i < n; i++) sum += x[i];
   for (size_t l = 0; l < GE_FAST_LANES; l++) sum += ls[l];
-  float inv = 1.f / sum;
+  return sum;
+}
+
+/* y = softmax(x) over n elements, given mx = ge_fast_row_max(x, n); y may be x. */
+static inline void ge_fast_softmax_from_max(const float *x, float *y, size_t n, float mx) {
+  GE_IVDEP for (size_t i = 0; i < n; i++) y[i] = ge_fast_expf(x[i] - mx);
+  float inv = 1.f / ge_fast_row_sum(y, n);
   GE_IVDEP for (size_t k = 0; k < n; k++) y[k] *= inv;
 }
 

@@ -27,7 +27,6 @@
 
 /* Below this many elements per call a second thread costs more than it saves. */
 #define GE_TF_MIN_PAR ((size_t)32768)
-#define TF_LANES 16
 
 /* The plan's layout of input i / output o is row-major bf16 (GE_LAYOUT_BF16). */
 static bool tf_in16(const ge_prepare_ctx *p, size_t i) {
@@ -97,17 +96,11 @@ static void ln_rows(void *arg, size_t begin, size_t end) {
   for (size_t o = begin; o < end; o++) {
     const float *restrict xr = j->x + o * n;
     float *restrict yr = j->y + o * n;
-    float ls[TF_LANES] = {0};
+    float mean = ge_fast_row_sum(xr, n) / (float)n;
+    float lv[GE_FAST_LANES] = {0};
     size_t i = 0;
-    for (; i + TF_LANES <= n; i += TF_LANES)
-      for (size_t l = 0; l < TF_LANES; l++) ls[l] += xr[i + l];
-    float sum = 0.f;
-    for (; i < n; i++) sum += xr[i];
-    for (size_t l = 0; l < TF_LANES; l++) sum += ls[l];
-    float mean = sum / (float)n;
-    float lv[TF_LANES] = {0};
-    for (i = 0; i + TF_LANES <= n; i += TF_LANES)
-      for (size_t l = 0; l < TF_LANES; l++) {
+    for (; i + GE_FAST_LANES <= n; i += GE_FAST_LANES)
+      for (size_t l = 0; l < GE_FAST_LANES; l++) {
         float d = xr[i + l] - mean;
         lv[l] += d * d;
       }
@@ -116,7 +109,7 @@ static void ln_rows(void *arg, size_t begin, size_t end) {
       float d = xr[i] - mean;
       var += d * d;
     }
-    for (size_t l = 0; l < TF_LANES; l++) var += lv[l];
+    for (size_t l = 0; l < GE_FAST_LANES; l++) var += lv[l];
     var /= (float)n;
     float rs = (float)(1.0 / sqrt((double)var + (double)j->eps));
     if (j->y16) {
