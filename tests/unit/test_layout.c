@@ -163,16 +163,21 @@ static void build(ge_test_net *c, int64_t C, int64_t C2) {
   assert_int_equal(ge_graph_toposort(c->g), GE_OK);
 }
 
-static ge_plan *compile(const ge_graph *g, const char *policy, int threads) {
+/* A plan of g at `threads` threads with ge.exec.precision_mode = mode and ge.exec.layout =
+   policy (NULL: the option left at its default). */
+static ge_plan *compile_opts(const ge_graph *g, const char *mode, const char *policy, int threads) {
   ge_options o;
   ge_options_default(&o);
   char th[8];
   snprintf(th, sizeof th, "%d", threads);
-  ge_option kv[] = {{"ge.exec.layout", policy}, {"ge.intraOpThreads", th}};
-  assert_int_equal(ge_options_apply(&o, kv, 2), GE_OK);
+  ge_option kv[3] = {{"ge.intraOpThreads", th}};
+  size_t n = 1;
+  if (mode) kv[n++] = (ge_option){"ge.exec.precision_mode", mode};
+  if (policy) kv[n++] = (ge_option){"ge.exec.layout", policy};
+  assert_int_equal(ge_options_apply(&o, kv, n), GE_OK);
   ge_plan *p = NULL;
   ge_status st = ge_plan_compile(g, NULL, &o, &p);
-  if (st != GE_OK) fail_msg("compile (%s): %s", policy, ge_last_error());
+  if (st != GE_OK) fail_msg("compile (%s, %s): %s", mode ? mode : "-", policy ? policy : "-", ge_last_error());
   assert_non_null(p->layout);
   return p;
 }
@@ -195,12 +200,12 @@ static void check_net(int64_t C, int64_t C2, int threads) {
   build(&n, C, C2);
   int64_t xd[] = {1, 3, 19, 19};
   ge_tensor *x = rand_t(xd, 4, 1.f);
-  ge_plan *pp = compile(n.g, "plain", threads);
+  ge_plan *pp = compile_opts(n.g, NULL, "plain", threads);
   for (size_t v = 0; v < pp->n_slots; v++) assert_int_equal(pp->layout[v], GE_LAYOUT_PLAIN);
   ge_tensor *ref = run(pp, x);
   const char *policies[] = {"auto", "nhwc", "blocked"};
   for (size_t k = 0; k < 3; k++) {
-    ge_plan *p = compile(n.g, policies[k], threads);
+    ge_plan *p = compile_opts(n.g, NULL, policies[k], threads);
     /* graph input and output, and the AveragePool's output (read by a Conv, written by a kernel
        that takes any layout) */
     assert_int_equal(lay(p, "x"), GE_LAYOUT_PLAIN);
@@ -253,7 +258,7 @@ static void test_plain_boundaries(void **unused) {
   assert_int_equal(ge_graph_add_output(n.g, "r"), GE_OK);
   assert_int_equal(ge_graph_add_output(n.g, "a"), GE_OK);
   assert_int_equal(ge_graph_toposort(n.g), GE_OK);
-  ge_plan *p = compile(n.g, "blocked", 1);
+  ge_plan *p = compile_opts(n.g, NULL, "blocked", 1);
   assert_int_equal(lay(p, "a"), GE_LAYOUT_PLAIN); /* a graph output */
   assert_int_equal(lay(p, "c"), GE_LAYOUT_PLAIN); /* read by Relu */
   assert_int_equal(lay(p, "b"), GE_LAYOUT_NC16C);
@@ -356,19 +361,6 @@ static void build_bf16(ge_test_net *c, bool marked) {
   assert_int_equal(ge_graph_toposort(c->g), GE_OK);
 }
 
-static ge_plan *compile_mode(const ge_graph *g, const char *mode, int threads) {
-  ge_options o;
-  ge_options_default(&o);
-  char th[8];
-  snprintf(th, sizeof th, "%d", threads);
-  ge_option kv[] = {{"ge.exec.precision_mode", mode}, {"ge.intraOpThreads", th}};
-  assert_int_equal(ge_options_apply(&o, kv, 2), GE_OK);
-  ge_plan *p = NULL;
-  ge_status st = ge_plan_compile(g, NULL, &o, &p);
-  if (st != GE_OK) fail_msg("compile (%s): %s", mode, ge_last_error());
-  assert_non_null(p->layout);
-  return p;
-}
 
 /* oneDNN computes bf16 on this processor (AVX512-BF16 or AMX) */
 static bool cpu_has_bf16(void) {
@@ -390,12 +382,12 @@ static void test_bf16_storage(void **unused) {
   build_bf16(&nb, true);
   int64_t xd[] = {1, 16, 20, 20};
   ge_tensor *x = rand_t(xd, 4, 1.f);
-  ge_plan *pf = compile_mode(nf.g, "allow_fp32_to_bf16", 1); /* nothing marked: float32 */
+  ge_plan *pf = compile_opts(nf.g, "allow_fp32_to_bf16", NULL, 1); /* nothing marked: float32 */
   for (size_t v = 0; v < pf->n_slots; v++) assert_true(pf->layout[v] != GE_LAYOUT_NHWC_BF16);
   ge_tensor *ref[2];
   run2(pf, x, ref);
   for (int threads = 1; threads <= 2; threads++) {
-    ge_plan *p = compile_mode(nb.g, "allow_fp32_to_bf16", threads);
+    ge_plan *p = compile_opts(nb.g, "allow_fp32_to_bf16", NULL, threads);
     const char *bf[] = {"r", "a", "b", "d"};
     for (size_t i = 0; i < 4; i++) {
       int l = lay(p, bf[i]);
@@ -426,7 +418,7 @@ static void test_bf16_storage(void **unused) {
     ge_plan_free(p);
   }
   /* the mix mode keeps float32 storage */
-  ge_plan *pm = compile_mode(nb.g, "allow_mix_precision_bf16", 1);
+  ge_plan *pm = compile_opts(nb.g, "allow_mix_precision_bf16", NULL, 1);
   for (size_t v = 0; v < pm->n_slots; v++) assert_true(pm->layout[v] != GE_LAYOUT_NHWC_BF16);
   ge_plan_free(pm);
   for (int k = 0; k < 2; k++) ge_tensor_free(ref[k]);
@@ -548,19 +540,6 @@ static void build_rows(ge_test_net *c, bool marked) {
   assert_int_equal(ge_graph_toposort(c->g), GE_OK);
 }
 
-static ge_plan *compile_rows(const ge_graph *g, const char *mode, const char *policy, int threads) {
-  ge_options o;
-  ge_options_default(&o);
-  char th[8];
-  snprintf(th, sizeof th, "%d", threads);
-  ge_option kv[] = {{"ge.exec.precision_mode", mode}, {"ge.intraOpThreads", th}, {"ge.exec.layout", policy}};
-  assert_int_equal(ge_options_apply(&o, kv, 3), GE_OK);
-  ge_plan *p = NULL;
-  ge_status st = ge_plan_compile(g, NULL, &o, &p);
-  if (st != GE_OK) fail_msg("compile (%s, %s): %s", mode, policy, ge_last_error());
-  assert_non_null(p->layout);
-  return p;
-}
 
 #define ROWS_OUT 6
 static void run3(const ge_plan *p, ge_tensor **in, ge_tensor **out) {
@@ -590,19 +569,19 @@ static void test_bf16_rows(void **unused) {
   int64_t xd[] = {2, 8, 64}, id[] = {1, 16, 8, 8}, gd[] = {16, 64};
   ge_tensor *in[3] = {rand_t(xd, 3, 1.f), rand_t(id, 4, 1.f), rand_t(gd, 2, 1.f)};
   /* float32: nothing marked, or the mix mode (no bf16 storage) */
-  ge_plan *pf = compile_rows(nf.g, "allow_fp32_to_bf16", "auto", 1);
-  ge_plan *pm = compile_rows(nb.g, "allow_mix_precision_bf16", "auto", 1);
+  ge_plan *pf = compile_opts(nf.g, "allow_fp32_to_bf16", "auto", 1);
+  ge_plan *pm = compile_opts(nb.g, "allow_mix_precision_bf16", "auto", 1);
   for (size_t v = 0; v < pf->n_slots; v++) assert_int_equal(pf->layout[v], GE_LAYOUT_PLAIN);
   for (size_t v = 0; v < pm->n_slots; v++) assert_true(pm->layout[v] != GE_LAYOUT_BF16);
   ge_tensor *ref[ROWS_OUT];
   run3(pf, in, ref);
   /* bf16 compute with every value plain: the same numbers as bf16 storage (a bf16 MatMul
      rounds its float32 input to bf16 anyway; oneDNN rounds its bf16 destination the same way) */
-  ge_plan *pp = compile_rows(nb.g, "allow_fp32_to_bf16", "plain", 1);
+  ge_plan *pp = compile_opts(nb.g, "allow_fp32_to_bf16", "plain", 1);
   ge_tensor *pl[ROWS_OUT];
   run3(pp, in, pl);
   for (int threads = 1; threads <= 2; threads++) {
-    ge_plan *p = compile_rows(nb.g, "allow_fp32_to_bf16", "auto", threads);
+    ge_plan *p = compile_opts(nb.g, "allow_fp32_to_bf16", "auto", threads);
     int want = has_bf16 ? GE_LAYOUT_BF16 : GE_LAYOUT_PLAIN;
     const char *rows[] = {"a", "b", "ga", "gb", "ln"};
     for (size_t k = 0; k < 5; k++)
