@@ -67,6 +67,7 @@ demo: build
 bench: build models
 	GE_MODELS=$(CURDIR)/$(MODELS) $(PY) bench/bench.py --models $(MODELS) --threads 1,2 --rounds 3
 	$(PY) bench/precision.py --models $(MODELS) --only resnet50,bert_base --threads 1 --no-agreement
+	@GEN_MODELS=resnet50_gratings scripts/gen_models.sh $(MODELS)
 	$(PY) bench/precision.py --models $(MODELS) --only resnet50,bert_base --threads 2
 	$(PY) bench/callbacks.py
 

@@ -12,7 +12,13 @@ each, after --warmup), and the median and p90 are over all of an engine's runs.
 Agreement: --n random inputs (default 1000, as issue 6 asks) in batches of --batch through ge fp32
 and ge in --precision:
   CNN (resnet50, mobilenetv2, googlenet): top-1 agreement (target >= 99%), and the mean cosine
-      similarity of the logits;  inputs: standard normal images [B,3,224,224].
+      similarity of the logits.  Where the models folder has NAME_gratings.onnx (resnet50:
+      `GEN_MODELS=resnet50_gratings scripts/gen_models.sh DIR`, which `make bench` runs), the
+      agreement is measured on it: the same architecture trained here on the synthetic task of
+      scripts/gratings.py, on --n images drawn from that task (their labels give each
+      precision's accuracy too).  Otherwise, or with --random-weights, on the random-weight
+      model with standard normal images [B,3,224,224], whose top-1 is chaotic
+      (bench/cnn_sensitivity.py).
   BERT (bert_base): the cosine similarity of last_hidden_state per input (target >= 0.999:
       the minimum and the mean are printed);  inputs: uniform random token ids, full mask,
       sequence length --seq.
@@ -31,6 +37,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 CNNS = {"resnet50", "mobilenetv2", "googlenet"}
 BERTS = {"bert_base"}
@@ -143,7 +150,12 @@ def agreement(model, path, a):
         return {"inputs": done, "cos_min": float(np.min(cos)), "cos_mean": float(np.mean(cos)),
                 "target_met": bool(np.min(cos) >= 0.999), "seconds": time.perf_counter() - t0}
     name = ref.get_inputs()[0].name
+    trained = os.path.basename(path).endswith("_gratings.onnx")
+    if trained:
+        import gratings
+        task_rng = np.random.RandomState(a.seed)
     agree = 0
+    right_ref = right_low = 0
     cos = []
     # The ceiling of any bf16 computation on this model: ge fp32 on the inputs rounded to bf16
     # (a 0.2% perturbation) against ge fp32 on the exact inputs, over the first --ceiling inputs.
@@ -151,10 +163,16 @@ def agreement(model, path, a):
     ceil_agree = ceil_done = 0
     while done < a.n:
         b = min(a.batch, a.n - done)
-        x = rng.standard_normal((b, 3, 224, 224)).astype(np.float32)
+        if trained:
+            x, label = gratings.images(b, task_rng, 224)
+        else:
+            x = rng.standard_normal((b, 3, 224, 224)).astype(np.float32)
         r = ref.run(None, {name: x})[0].reshape(b, -1).astype(np.float64)
         y = low.run(None, {name: x})[0].reshape(b, -1).astype(np.float64)
         agree += int((r.argmax(1) == y.argmax(1)).sum())
+        if trained:
+            right_ref += int((r.argmax(1) == label).sum())
+            right_low += int((y.argmax(1) == label).sum())
         if ceil_done < a.ceiling:
             xb = ((x.view(np.uint32) + np.uint32(0x7FFF) + ((x.view(np.uint32) >> 16) & 1)) & np.uint32(0xFFFF0000)).view(np.float32)
             rb = ref.run(None, {name: xb})[0].reshape(b, -1)
@@ -164,7 +182,10 @@ def agreement(model, path, a):
         done += b
     return {"inputs": done, "top1_agreement": agree / done, "cos_mean": float(np.mean(cos)),
             "target_met": bool(agree / done >= 0.99), "seconds": time.perf_counter() - t0,
-            "fp32_bf16_input_top1": ceil_agree / ceil_done if ceil_done else None, "ceiling_inputs": ceil_done}
+            "fp32_bf16_input_top1": ceil_agree / ceil_done if ceil_done else None, "ceiling_inputs": ceil_done,
+            "model": os.path.basename(path), "trained": trained,
+            "accuracy_fp32": right_ref / done if trained else None,
+            "accuracy_low": right_low / done if trained else None}
 
 
 def main():
@@ -183,6 +204,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ceiling", type=int, default=64,
                     help="CNN inputs on which to measure fp32 with bf16-rounded inputs (0: skip)")
+    ap.add_argument("--random-weights", action="store_true",
+                    help="CNN agreement on the random-weight model even where a trained one exists")
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--no-agreement", action="store_true")
     ap.add_argument("--json", default=None)
@@ -206,7 +229,11 @@ def main():
                      ort["median_ms"] / low["median_ms"], a.precision, f32["median_ms"] / low["median_ms"]),
                   flush=True)
         if not a.no_agreement and (model in CNNS or model in BERTS):
-            ag = agreement(model, path, a)
+            ag_path = path
+            trained_path = os.path.join(a.models, model + "_gratings.onnx")
+            if model in CNNS and not a.random_weights and os.path.exists(trained_path):
+                ag_path = trained_path
+            ag = agreement(model, ag_path, a)
             out[model]["agreement"] = ag
             if model in BERTS:
                 print("%-12s agreement (%s vs ge fp32, %d inputs, seq %d): cosine min %.6f mean %.6f "
@@ -214,10 +241,15 @@ def main():
                       % (model, a.precision, ag["inputs"], a.seq, ag["cos_min"], ag["cos_mean"],
                          "met" if ag["target_met"] else "NOT met", ag["seconds"]), flush=True)
             else:
-                print("%-12s agreement (%s vs ge fp32, %d inputs): top-1 %.2f%% (target >= 99%%: %s), "
+                what = ("%s, trained on scripts/gratings.py; %d task images" % (ag["model"], ag["inputs"])
+                        if ag["trained"] else "%s, random weights; %d normal images" % (ag["model"], ag["inputs"]))
+                print("%-12s agreement (%s vs ge fp32, %s): top-1 %.2f%% (target >= 99%%: %s), "
                       "logit cosine mean %.6f [%.0f s]"
-                      % (model, a.precision, ag["inputs"], 100 * ag["top1_agreement"],
+                      % (model, a.precision, what, 100 * ag["top1_agreement"],
                          "met" if ag["target_met"] else "NOT met", ag["cos_mean"], ag["seconds"]), flush=True)
+                if ag["trained"]:
+                    print("%-12s   task accuracy against the labels: ge fp32 %.2f%%, ge %s %.2f%%"
+                          % (model, 100 * ag["accuracy_fp32"], a.precision, 100 * ag["accuracy_low"]), flush=True)
                 if ag["fp32_bf16_input_top1"] is not None:
                     print("%-12s   ceiling: ge fp32 with the inputs rounded to bf16 agrees with ge fp32 on "
                           "%.2f%% of %d inputs (the model's own sensitivity)"

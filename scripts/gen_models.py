@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Exports the five reference architectures to ONNX with random, seeded weights.
+"""Exports the five reference architectures to ONNX with random, seeded weights, and (on request)
+one CNN trained here on a synthetic task.
 
 Run with Debian's python3 (torch 1.13, torchvision 0.14), not the venv:
 
@@ -16,6 +17,13 @@ Models:
   gpt2                               GPT-2-style decoder (pre-LN, tanh GELU, causal mask, tied
                                      LM head), input input_ids int64 [batch, seq], seq 64
 
+  resnet50_gratings                  ResNet-50 (16 classes) trained for a few minutes on the
+                                     synthetic grating-orientation task of scripts/gratings.py,
+                                     so that its predictions have a trained network's margins;
+                                     input float32 [batch, 3, 224, 224].  Not in the default set
+                                     (training takes ~7 minutes on 2 cores); bench/precision.py
+                                     measures the bf16 top-1 agreement on it.
+
 --small keeps the same architectures but shrinks the transformers (2 layers, small vocab)
 for quick iteration; CNNs are unchanged.  Use a different --out for it.
 """
@@ -30,10 +38,19 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gratings  # noqa: E402
+
 CNNS = ("resnet50", "mobilenetv2", "googlenet")
 TRANSFORMERS = ("bert_base", "gpt2")
-ALL_MODELS = CNNS + TRANSFORMERS
-SEEDS = {"resnet50": 1, "mobilenetv2": 2, "googlenet": 3, "bert_base": 4, "gpt2": 5}
+TRAINED = ("resnet50_gratings",)
+DEFAULT_MODELS = CNNS + TRANSFORMERS
+ALL_MODELS = DEFAULT_MODELS + TRAINED
+SEEDS = {"resnet50": 1, "mobilenetv2": 2, "googlenet": 3, "bert_base": 4, "gpt2": 5,
+         "resnet50_gratings": 6}
+# resnet50_gratings: SGD steps, batch and image size of its training (the task is
+# resolution-free: the net trained on 64x64 images classifies 224x224 ones as well)
+TRAIN_STEPS, TRAIN_BATCH, TRAIN_SIZE = 600, 32, 64
 
 
 # ----------------------------------------------------------------------------- BERT
@@ -192,6 +209,8 @@ def build(name, small):
         return tvm.mobilenet_v2(weights=None)
     if name == "googlenet":
         return tvm.googlenet(weights=None, aux_logits=False, init_weights=True)
+    if name == "resnet50_gratings":
+        return tvm.resnet50(weights=None, num_classes=gratings.CLASSES, zero_init_residual=True)
     if name == "bert_base":
         return BertEncoder(vocab=1000, layers=2) if small else BertEncoder()
     if name == "gpt2":
@@ -215,9 +234,38 @@ def calibrate_batchnorm(model, seed):
     model.eval()
 
 
+def train_gratings(model, seed):
+    """Trains model on scripts/gratings.py's task: SGD with Nesterov momentum and a one-cycle
+    learning rate, fresh images every step.  Prints the loss and, at the end, the accuracy on
+    held-out 224x224 images (about 90%: the orientations near a class boundary stay ambiguous)."""
+    rng = np.random.RandomState(seed)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-5, nesterov=True)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.2, total_steps=TRAIN_STEPS, pct_start=0.2)
+    model.train()
+    t0 = time.time()
+    for step in range(TRAIN_STEPS):
+        x, y = gratings.images(TRAIN_BATCH, rng, TRAIN_SIZE)
+        loss = F.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if step % 100 == 0 or step == TRAIN_STEPS - 1:
+            print("gen_models:   step %3d/%d  loss %.3f  %5.0fs" % (step, TRAIN_STEPS, loss.item(), time.time() - t0),
+                  flush=True)
+    model.eval()
+    x, y = gratings.images(128, np.random.RandomState(seed + 3000), 224)
+    with torch.no_grad():
+        pred = torch.cat([model(torch.from_numpy(x[i:i + 16])).argmax(1) for i in range(0, len(x), 16)])
+    print("gen_models:   accuracy on 128 held-out 224x224 images: %.1f%%"
+          % (100.0 * (pred.numpy() == y).mean()), flush=True)
+
+
 def make_inputs(name, model, seed):
     """Deterministic inputs as an ordered list of (name, numpy array)."""
     rng = np.random.RandomState(seed + 1000)
+    if name in TRAINED:
+        return [("input", gratings.images(1, rng, 224)[0])]
     if name in CNNS:
         return [("input", rng.standard_normal((1, 3, 224, 224)).astype(np.float32))]
     vocab = model.word_embeddings.num_embeddings if name == "bert_base" else model.wte.num_embeddings
@@ -238,10 +286,12 @@ def export(name, out_dir, small, opset):
     model = build(name, small).eval()
     if name in CNNS:
         calibrate_batchnorm(model, SEEDS[name])
+    if name in TRAINED:
+        train_gratings(model, SEEDS[name])
     inputs = make_inputs(name, model, SEEDS[name])
     in_names = [n for n, _ in inputs]
     args = tuple(torch.from_numpy(a) for _, a in inputs)
-    if name in CNNS:
+    if name in CNNS or name in TRAINED:
         out_names = ["output"]
         dyn = {"input": {0: "batch"}, "output": {0: "batch"}}
     else:
@@ -265,7 +315,7 @@ def export(name, out_dir, small, opset):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="output folder")
-    ap.add_argument("--models", default=",".join(ALL_MODELS),
+    ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
                     help="comma-separated subset of: " + ", ".join(ALL_MODELS))
     ap.add_argument("--small", action="store_true", help="2-layer transformers for quick iteration")
     ap.add_argument("--opset", type=int, default=14)

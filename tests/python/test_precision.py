@@ -140,3 +140,27 @@ def test_bf16_falls_back_without_bf16_instructions(ge, make_model, tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("EQUAL"), r.stdout + r.stderr
     assert "bf16 compute is not available here" in r.stderr
+
+
+def test_gratings_task_images():
+    """scripts/gratings.py, the task resnet50_gratings is trained on and bench/precision.py draws
+    its CNN agreement inputs from: deterministic for a seed, float32 NCHW of the asked size,
+    labels the orientation bins (every class appears), images that differ between draws."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+    import gratings
+    x, y = gratings.images(400, np.random.RandomState(3), 32)
+    x2, y2 = gratings.images(400, np.random.RandomState(3), 32)
+    assert x.dtype == np.float32 and x.shape == (400, 3, 32, 32)
+    assert y.dtype == np.int64 and y.shape == (400,)
+    assert np.array_equal(x, x2) and np.array_equal(y, y2)
+    assert set(y.tolist()) == set(range(gratings.CLASSES))
+    assert not np.array_equal(x[0], x[1])
+    assert abs(float(x.mean())) < 0.1 and 0.5 < float(x.std()) < 1.5
+    # the grating's orientation is the label: along the orientation bin's direction the image
+    # varies, perpendicular to it (nearly) not; check it on noise-free structure via the
+    # gradient energy of the channel mean, averaged over many images of one class
+    for c in (0, gratings.CLASSES // 2):
+        sel = x[y == c].mean(1)
+        gx = np.abs(np.diff(sel, axis=2)).mean()
+        gy = np.abs(np.diff(sel, axis=1)).mean()
+        assert (gx > gy) if c == 0 else (gy > gx)
