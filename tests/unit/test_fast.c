@@ -24,6 +24,7 @@
 
 #include "backend/cpu/dnnl/dnnl_layout.h"
 #include "backend/cpu/fast/fast_math.h"
+#include "compiler/layout.h"
 #include "helpers/ops_harness.h"
 #include "helpers/test_common.h"
 #include "ir/ir.h"
@@ -256,6 +257,9 @@ static void test_cnn_channels_last(void **unused) {
   check_cnn_with(build_strided_cnn, 7, 16, 9, 11, 32, 1);
   check_cnn_with(build_strided_cnn, 7, 24, 14, 14, 48, 2);
   check_cnn_with(build_strided_cnn, 7, 3, 7, 10, 20, 2);
+  /* 3x3 convolutions of 196 and 165 pixels: Winograd F(2x2, 3x3) (fast/pgemm.c) */
+  check_cnn(16, 14, 14, 32, 2);
+  check_cnn(24, 15, 11, 40, 1);
 }
 
 /* two threads run one session at once: the cached buffer is never shared */
@@ -757,6 +761,83 @@ static void gemm_case(const char *op, int64_t M, int64_t K, int64_t N, int64_t t
   for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
 }
 
+/* A 3x3 stride-1 Conv / FusedConv of more than 128 output pixels on channels-last operands:
+   fast/pgemm.c's Winograd F(2x2, 3x3) against the reference kernel on the plain ones, at 1-3
+   threads.  pads: top, left, bottom, right.  act NULL: a plain Conv (with a bias); else a
+   FusedConv with that activation (NULL name "": none) and, with sum, a residual.  expect: whether
+   the fast kernel must take it (on AVX-512; else it must decline). */
+static void wino_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, const int64_t *pads, const char *act,
+                      const float *ap, size_t nap, bool sum, bool expect) {
+  int64_t oh = H + pads[0] + pads[2] - 2, ow = W + pads[1] + pads[3] - 2;
+  int64_t xd[4] = {N, C, H, W}, wd[4] = {K, C, 3, 3}, bd[1] = {K}, sd[4] = {N, K, oh, ow};
+  ge_tensor *plain[4] = {rand_t(xd, 4, 1.f), rand_t(wd, 4, 0.2f), rand_t(bd, 1, 0.5f), sum ? rand_t(sd, 4, 1.f) : NULL};
+  size_t n_in = sum ? 4 : 3;
+  ge_attr at[3] = {GE_ATTR_INTS("pads", pads, 4)};
+  size_t na = 1;
+  if (act && *act) at[na++] = (ge_attr)GE_ATTR_STRING("activation", act);
+  if (act && nap) at[na++] = (ge_attr)GE_ATTR_FLOATS("activation_params", ap, nap);
+  const char *op = act ? "ai.ge::FusedConv" : "Conv";
+  one_node o;
+  one_node_build(&o, op, at, na, plain, n_in);
+  o.ins[1].value = plain[1];
+  ge_tensor *want = one_node_ref(&o, plain, n_in, 1);
+  static const int32_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+  ge_tensor *stored[4] = {permute4(plain[0], to_nhwc), plain[1], plain[2], sum ? permute4(plain[3], to_nhwc) : NULL};
+  const ge_kernel *cand[8];
+  size_t nc = ge_cpu_find_kernels(o.nd->domain, o.nd->op_type, o.nd->opset, cand, 8);
+  assert_true(nc >= 2);
+  uint8_t il[4] = {GE_LAYOUT_NHWC, GE_LAYOUT_PLAIN, GE_LAYOUT_PLAIN, GE_LAYOUT_NHWC}, ol[1] = {GE_LAYOUT_NHWC};
+  ge_prepare_ctx pc = {.graph = o.g, .node = o.nd, .opset = o.nd->opset, .n_in = n_in, .n_out = 1, .in = o.ins,
+                       .out = o.out_t, .intra_threads = 2, .in_layout = il, .out_layout = ol};
+  void *fs = NULL;
+  ge_status st = cand[0]->prepare(&pc, &fs); /* fast/pgemm.c: the first Conv candidate */
+  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  if (!expect || !avx512) {
+    assert_int_equal(st, GE_ERR_UNSUPPORTED);
+  } else {
+    if (st != GE_OK) fail_msg("%s %lldx%lld: the fast kernel declines: %s", op, (long long)oh, (long long)ow, ge_last_error());
+    int64_t yd[4] = {N, oh, ow, K};
+    for (int threads = 1; threads <= 3; threads++) {
+      ge_tensor *y = NULL;
+      assert_int_equal(ge_tensor_create(GE_F32, yd, 4, &y), GE_OK);
+      ge_kctx kc = {.node = o.nd, .n_in = n_in, .n_out = 1, .in = stored, .out = &y, .threads = threads};
+      st = cand[0]->run(fs, &kc);
+      if (st != GE_OK) fprintf(stderr, "winograd run: %s\n", ge_last_error());
+      assert_int_equal(st, GE_OK);
+      ge_tensor *got = permute4(y, to_nchw);
+      const float *a = got->data, *b = want->data;
+      assert_int_equal(got->numel, want->numel);
+      for (size_t i = 0; i < want->numel; i++)
+        if (!(fabs((double)a[i] - b[i]) <= 3e-5 + 3e-5 * fabs((double)b[i])))
+          fail_msg("%s %s N=%lld C=%lld %lldx%lld K=%lld threads %d: element %zu: %.7g, reference %.7g", op,
+                   act ? act : "", (long long)N, (long long)C, (long long)oh, (long long)ow, (long long)K, threads, i,
+                   a[i], b[i]);
+      ge_tensor_free(got);
+      ge_tensor_free(y);
+    }
+  }
+  if (fs && cand[0]->release) cand[0]->release(fs);
+  ge_tensor_free(want);
+  ge_tensor_free(stored[0]);
+  ge_tensor_free(stored[3]);
+  for (size_t i = 0; i < 4; i++) ge_tensor_free(plain[i]);
+  ge_graph_free(o.g);
+}
+
+static void test_fast_winograd(void **unused) {
+  (void)unused;
+  const int64_t p1[4] = {1, 1, 1, 1}, p0[4] = {0, 0, 0, 0}, pa[4] = {0, 2, 1, 0}, pb[4] = {2, 0, 0, 1};
+  const float leaky[] = {0.2f}, clip[] = {-0.3f, 0.6f};
+  wino_case(1, 20, 13, 15, 40, p1, NULL, NULL, 0, false, true);          /* odd width, channel tails */
+  wino_case(2, 16, 12, 11, 50, pa, "Relu", NULL, 0, true, true);       /* batch 2, asymmetric pads, residual */
+  wino_case(1, 33, 16, 16, 17, p1, "LeakyRelu", leaky, 1, false, true);
+  wino_case(1, 24, 15, 14, 96, pb, "Clip", clip, 2, true, true);       /* odd height, two full panels */
+  wino_case(1, 17, 14, 14, 30, p0, "", NULL, 0, true, true);           /* unpadded: 12x12 */
+  wino_case(1, 64, 28, 28, 64, p1, "Relu", NULL, 0, true, true);        /* 784 pixels, the most it takes */
+  wino_case(1, 16, 29, 28, 32, p1, "Relu", NULL, 0, false, false);     /* 812: oneDNN's */
+  wino_case(1, 16, 11, 11, 32, p1, "Relu", NULL, 0, false, true);      /* 121: the direct GEMM on gathered pixels */
+}
+
 static void test_fast_pgemm(void **unused) {
   (void)unused;
   const float clip[] = {-0.5f, 0.75f}, leaky[] = {0.2f}, hsig[] = {0.3f, 0.4f};
@@ -819,6 +900,7 @@ int main(void) {
       cmocka_unit_test(test_fast_binary),
       cmocka_unit_test(test_fast_softmax),
       cmocka_unit_test(test_fast_pgemm),
+      cmocka_unit_test(test_fast_winograd),
   };
   return cmocka_run_group_tests(tests, ge_test_setup_engine, ge_test_teardown_engine);
 }
