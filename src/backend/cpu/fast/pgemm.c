@@ -296,6 +296,8 @@ typedef struct pg_job {
   float *C;
   const float *bias, *sum;
   size_t tm, tn; /* the grid of work units: tm row ranges x tn panel ranges */
+  const float *pf_next; /* prefetched during the last panel: the next job's first panel (K x 48
+                           floats with one K block), or NULL */
 } pg_job;
 
 static void pg_unit(const pg_job *g, size_t u) {
@@ -325,14 +327,17 @@ static void pg_unit(const pg_job *g, size_t u) {
         /* prefetch: the same K block of the next panel, else the next K block's first panel */
         const float *next = q + 1 < q1 ? panel + K * PG_NR
                             : k0 + kc < K ? s->bp + (q0 * K + k0 + kc) * PG_NR
-                                          : NULL;
-        size_t next_kc = q + 1 < q1 ? kc : (K - k0 - kc < kb ? K - k0 - kc : kb);
+                            : m0 + mc >= r1 ? g->pf_next
+                                            : NULL;
+        size_t next_kc = q + 1 < q1 ? kc : k0 + kc < K ? (K - k0 - kc < kb ? K - k0 - kc : kb) : K;
         pg_blk j = {.lda = K, .b = panel, .kc = kc, .ldc = N, .m0 = cols_mask(nn, 0), .m1 = cols_mask(nn, 16),
                     .m2 = cols_mask(nn, 32), .bias = last_k && g->bias ? g->bias + n0 : NULL,
                     .pf = (const char *)next, .pf_end = next ? (const char *)(next + next_kc * PG_NR) : NULL,
                     .pf_per2 = per2};
-        for (size_t r = m0; r < m1; r += PG_MR) {
-          size_t mr = m1 - r < PG_MR ? m1 - r : PG_MR;
+        for (size_t bi = 0; bi < blocks; bi++) {
+          /* rows split evenly over the blocks (49 = 7 x 7 rather than 6 x 8 + 1: a block of
+             one row runs at a third of the micro-kernel's speed) */
+          size_t r = m0 + (m1 - m0) * bi / blocks, mr = m0 + (m1 - m0) * (bi + 1) / blocks - r;
           j.a = g->A + r * K + k0;
           j.c = g->C + r * N + n0;
           /* a residual that shares C's buffer is read here before this block writes it */
@@ -411,7 +416,8 @@ static void wg_gemms(void *arg, size_t e0, size_t e1) {
     pg_state se = *g->s;
     se.bp = g->s->bp + e * se.np * se.K * PG_NR;
     se.act = GE_ACT_NONE;
-    pg_job j = {.s = &se, .A = g->v + e * se.M * se.K, .C = g->m + e * se.M * se.N, .tm = 1, .tn = 1};
+    pg_job j = {.s = &se, .A = g->v + e * se.M * se.K, .C = g->m + e * se.M * se.N, .tm = 1, .tn = 1,
+                .pf_next = e + 1 < e1 && se.K <= PG_KC ? se.bp + se.np * se.K * PG_NR : NULL};
     pg_unit(&j, 0);
   }
 }
