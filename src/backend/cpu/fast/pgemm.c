@@ -368,17 +368,40 @@ static void pg_chunk(void *arg, size_t begin, size_t end) {
    fewer multiplies than the direct convolution; the transforms add and subtract only (and
    the filter's halves are exact), so it rounds about as the direct form does. */
 
+/* Tiles per block.  Transformed weights (16 x Cin x Cout floats) that stay in L2 are read once
+   per block: the tiles are then taken in blocks whose V and M (64 (Cin + Cout) bytes a tile)
+   fill about 1 MiB, each block transformed, multiplied and transformed back while in cache,
+   the blocks split over the threads.  Larger weights are streamed from memory once per run:
+   one block of all the tiles, each phase split over the threads. */
+#define PG_WINO_HOT_W ((size_t)1 << 20)
+#define PG_WINO_BLOCK ((size_t)1 << 20)
+static size_t wg_tiles_per_block(const pg_state *s) {
+  if (16 * s->K * s->N * sizeof(float) > PG_WINO_HOT_W) return s->M;
+  size_t tb = PG_WINO_BLOCK / (64 * (s->K + s->N)) / PG_MR * PG_MR;
+  if (tb < 4 * PG_MR) tb = 4 * PG_MR;
+  return tb < s->M ? tb : s->M;
+}
+
 typedef struct wg_job {
   const pg_state *s;
   const float *x, *bias, *sum;
-  float *v, *m, *y;
+  float *y, *buf;
+  size_t tb;  /* tiles per block: a block's V and M, [16][tiles][C] each, lie at buf + block * 16 * tb * (Cin + Cout) */
+  size_t nt;  /* the phases' block (stream mode): its tiles */
 } wg_job;
 
-/* V[e][t][c] = (B^T d B)[e] for tiles [t0, t1), 16 channels at a time. */
-PG_TARGET static void wg_input(void *arg, size_t t0, size_t t1) {
-  const wg_job *g = arg;
+static size_t wg_block_tiles(const wg_job *g, size_t blk) {
+  size_t t0 = blk * g->tb;
+  return g->s->M - t0 < g->tb ? g->s->M - t0 : g->tb;
+}
+static float *wg_v(const wg_job *g, size_t blk) { return g->buf + blk * 16 * g->tb * (g->s->K + g->s->N); }
+static float *wg_m(const wg_job *g, size_t blk, size_t nt) { return wg_v(g, blk) + 16 * nt * g->s->K; }
+
+/* V[e][t - tb][c] = (B^T d B)[e] for tiles [t0, t1) of the block starting at tile tb, of nt tiles,
+   16 channels at a time. */
+PG_TARGET static void wg_input(const wg_job *g, size_t tb, size_t nt, float *v, size_t t0, size_t t1) {
   const pg_state *s = g->s;
-  const size_t C = s->K, T = s->M, tiles = (size_t)(s->th * s->tw);
+  const size_t C = s->K, tiles = (size_t)(s->th * s->tw);
   for (size_t t = t0; t < t1; t++) {
     size_t n = t / tiles, r = t % tiles;
     int64_t iy0 = (int64_t)(r / (size_t)s->tw) * 2 - s->pt, ix0 = (int64_t)(r % (size_t)s->tw) * 2 - s->pl;
@@ -403,30 +426,31 @@ PG_TARGET static void wg_input(void *arg, size_t t0, size_t t1) {
       for (int i = 0; i < 4; i++) { /* (B^T d) B */
         __m512 o[4] = {_mm512_sub_ps(q[i][0], q[i][2]), _mm512_add_ps(q[i][1], q[i][2]),
                        _mm512_sub_ps(q[i][2], q[i][1]), _mm512_sub_ps(q[i][1], q[i][3])};
-        for (int j = 0; j < 4; j++) _mm512_mask_storeu_ps(g->v + ((size_t)(i * 4 + j) * T + t) * C + c, mk, o[j]);
+        for (int j = 0; j < 4; j++) _mm512_mask_storeu_ps(v + ((size_t)(i * 4 + j) * nt + t - tb) * C + c, mk, o[j]);
       }
     }
   }
 }
 
-/* M_e = V_e x U_e for the transformed elements e in [e0, e1): pg_unit on each, whole. */
-static void wg_gemms(void *arg, size_t e0, size_t e1) {
-  const wg_job *g = arg;
+/* M_e = V_e x U_e over a block's nt tiles for the transformed elements e in [e0, e1): pg_unit on
+   each, whole. */
+static void wg_gemms(const wg_job *g, size_t nt, const float *v, float *m, size_t e0, size_t e1) {
   for (size_t e = e0; e < e1; e++) {
     pg_state se = *g->s;
+    se.M = nt;
     se.bp = g->s->bp + e * se.np * se.K * PG_NR;
     se.act = GE_ACT_NONE;
-    pg_job j = {.s = &se, .A = g->v + e * se.M * se.K, .C = g->m + e * se.M * se.N, .tm = 1, .tn = 1,
+    pg_job j = {.s = &se, .A = v + e * nt * se.K, .C = m + e * nt * se.N, .tm = 1, .tn = 1,
                 .pf_next = e + 1 < e1 && se.K <= PG_KC ? se.bp + se.np * se.K * PG_NR : NULL};
     pg_unit(&j, 0);
   }
 }
 
-/* Y = A^T M A for tiles [t0, t1), plus the bias and the residual, then the activation. */
-PG_TARGET static void wg_output(void *arg, size_t t0, size_t t1) {
-  const wg_job *g = arg;
+/* Y = A^T M A for tiles [t0, t1) of the block starting at tile tb, of nt tiles, plus the bias
+   and the residual, then the activation. */
+PG_TARGET static void wg_output(const wg_job *g, size_t tb, size_t nt, const float *mb, size_t t0, size_t t1) {
   const pg_state *s = g->s;
-  const size_t N = s->N, T = s->M, tiles = (size_t)(s->th * s->tw);
+  const size_t N = s->N, tiles = (size_t)(s->th * s->tw);
   const bool relu = s->act == GE_ACT_RELU; /* in registers; the others after each pixel is stored */
   for (size_t t = t0; t < t1; t++) {
     size_t n = t / tiles, r = t % tiles;
@@ -440,7 +464,7 @@ PG_TARGET static void wg_output(void *arg, size_t t0, size_t t1) {
       __mmask16 mk = cols_mask(N - k, 0);
       __m512 m[4][4], q[2][4];
       for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) m[i][j] = _mm512_maskz_loadu_ps(mk, g->m + ((size_t)(i * 4 + j) * T + t) * N + k);
+        for (int j = 0; j < 4; j++) m[i][j] = _mm512_maskz_loadu_ps(mk, mb + ((size_t)(i * 4 + j) * nt + t - tb) * N + k);
       for (int j = 0; j < 4; j++) { /* A^T M */
         q[0][j] = _mm512_add_ps(_mm512_add_ps(m[0][j], m[1][j]), m[2][j]);
         q[1][j] = _mm512_sub_ps(_mm512_sub_ps(m[1][j], m[2][j]), m[3][j]);
@@ -466,17 +490,50 @@ PG_TARGET static void wg_output(void *arg, size_t t0, size_t t1) {
   }
 }
 
-/* The whole Winograd convolution of one run; buf holds V and M. */
+/* stream mode: one block of all the tiles, each phase split over the threads */
+static void wg_input_chunk(void *arg, size_t t0, size_t t1) {
+  const wg_job *g = arg;
+  wg_input(g, 0, g->nt, wg_v(g, 0), t0, t1);
+}
+static void wg_gemm_chunk(void *arg, size_t e0, size_t e1) {
+  const wg_job *g = arg;
+  wg_gemms(g, g->nt, wg_v(g, 0), wg_m(g, 0, g->nt), e0, e1);
+}
+static void wg_output_chunk(void *arg, size_t t0, size_t t1) {
+  const wg_job *g = arg;
+  wg_output(g, 0, g->nt, wg_m(g, 0, g->nt), t0, t1);
+}
+
+/* blocked mode: each block whole (its V and M stay in cache), the blocks split over the threads */
+static void wg_block_chunk(void *arg, size_t b0, size_t b1) {
+  const wg_job *g = arg;
+  for (size_t blk = b0; blk < b1; blk++) {
+    size_t tb = blk * g->tb, nt = wg_block_tiles(g, blk);
+    float *v = wg_v(g, blk), *m = wg_m(g, blk, nt);
+    wg_input(g, tb, nt, v, tb, tb + nt);
+    wg_gemms(g, nt, v, m, 0, 16);
+    wg_output(g, tb, nt, m, tb, tb + nt);
+  }
+}
+
+/* The whole Winograd convolution of one run; buf holds V and M (16 * tiles * (Cin + Cout)
+   floats, tiles = s->M). */
 static void wg_run(const pg_state *s, int threads, const float *x, const float *bias, const float *sum, float *y,
                    float *buf) {
-  wg_job g = {.s = s, .x = x, .bias = bias, .sum = sum, .v = buf, .m = buf + 16 * s->M * s->K, .y = y};
+  wg_job g = {.s = s, .x = x, .bias = bias, .sum = sum, .y = y, .buf = buf, .tb = wg_tiles_per_block(s), .nt = s->M};
+  size_t nb = (s->M + g.tb - 1) / g.tb;
+  if (nb > 1) {
+    if (threads > 1) ge_parallel_for(threads, nb, wg_block_chunk, &g);
+    else wg_block_chunk(&g, 0, nb);
+    return;
+  }
   int tt = threads < (int)s->M ? threads : (int)s->M;
-  if (tt > 1) ge_parallel_for(tt, s->M, wg_input, &g);
-  else wg_input(&g, 0, s->M);
-  if (threads > 1) ge_parallel_for(threads < 16 ? threads : 16, 16, wg_gemms, &g);
-  else wg_gemms(&g, 0, 16);
-  if (tt > 1) ge_parallel_for(tt, s->M, wg_output, &g);
-  else wg_output(&g, 0, s->M);
+  if (tt > 1) ge_parallel_for(tt, s->M, wg_input_chunk, &g);
+  else wg_input_chunk(&g, 0, s->M);
+  if (threads > 1) ge_parallel_for(threads < 16 ? threads : 16, 16, wg_gemm_chunk, &g);
+  else wg_gemm_chunk(&g, 0, 16);
+  if (tt > 1) ge_parallel_for(tt, s->M, wg_output_chunk, &g);
+  else wg_output_chunk(&g, 0, s->M);
 }
 #endif /* PG_X86 */
 
