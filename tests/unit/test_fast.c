@@ -836,6 +836,7 @@ static void test_fast_winograd(void **unused) {
   wino_case(1, 64, 28, 28, 64, p1, "Relu", NULL, 0, true, true);        /* 784 pixels, the most it takes: 2 blocks */
   wino_case(3, 96, 20, 18, 160, p1, "Relu", NULL, 0, true, true);       /* 270 tiles in blocks of 64 */
   wino_case(1, 160, 14, 14, 256, p1, "Relu", NULL, 0, true, true);      /* weights past L2: one streamed block */
+  wino_case(1, 1040, 12, 12, 24, p1, "", NULL, 0, false, true);        /* Cin in two K blocks */
   wino_case(1, 16, 29, 28, 32, p1, "Relu", NULL, 0, false, false);     /* 812: oneDNN's */
   wino_case(1, 16, 11, 11, 32, p1, "Relu", NULL, 0, false, true);      /* 121: the direct GEMM on gathered pixels */
 }
