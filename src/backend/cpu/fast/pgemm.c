@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/dnnl/dnnl_lowp.h"
 #include "backend/cpu/fast/fast_kernels.h"
 #include "backend/cpu/fast/fast_ops.h"
 #include "backend/cpu/threadpool.h"
@@ -673,7 +674,9 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   const char *op = p->node->op_type;
   bool conv = strstr(op, "Conv") != NULL, gemm = strstr(op, "Gemm") != NULL, fused = !strncmp(op, "Fused", 5);
   if (!cpu_ok()) return decline(p, "needs AVX-512");
-  if (ge_node_attr_string(p->node, GE_PRECISION_ATTR, NULL)) return decline(p, "a reduced-precision node");
+  /* a node marked bf16 where the processor has no bf16 compute runs in float32 (dnnl_lowp.c), as
+     in the float32 mode: then here too, so that the fallback gives the float32 mode's results */
+  if (ge_dn_lowp_dt(p) != dnnl_f32) return decline(p, "a reduced-precision node");
   if (p->n_out != 1 || p->out[0].dtype != GE_F32 || !static_f32(p, 0) || !static_f32(p, 1))
     return decline(p, "needs static float32 operands");
   if (!p->in[1].value || !p->in[1].value->data || p->in[0].value) return decline(p, "needs a constant B only");
