@@ -126,17 +126,17 @@ typedef struct pg_blk {
   int pf_per2;         /* lines prefetched per two k-steps */
 } pg_blk;
 
-/* MR rows (1..8, a constant at each call site so that the loops unroll). */
-PG_TARGET static inline __attribute__((always_inline)) void ukernel(pg_blk *j, const int mr) {
+/* MR rows (1..8) x NV column vectors (1..3: a last panel of at most 16 or 32 valid columns
+   skips the vectors past them), constants at each call site so that the loops unroll. */
+PG_TARGET static inline __attribute__((always_inline)) void ukernel(pg_blk *j, const int mr, const int nv) {
   __m512 c0[PG_MR], c1[PG_MR], c2[PG_MR];
   _Pragma("GCC unroll 8") for (int i = 0; i < mr; i++) {
+    c0[i] = c1[i] = c2[i] = _mm512_setzero_ps();
     if (j->cin) {
       const float *cr = j->cin + (size_t)i * j->ldc;
       c0[i] = _mm512_maskz_loadu_ps(j->m0, cr);
-      c1[i] = _mm512_maskz_loadu_ps(j->m1, cr + 16);
-      c2[i] = _mm512_maskz_loadu_ps(j->m2, cr + 32);
-    } else {
-      c0[i] = c1[i] = c2[i] = _mm512_setzero_ps();
+      if (nv > 1) c1[i] = _mm512_maskz_loadu_ps(j->m1, cr + 16);
+      if (nv > 2) c2[i] = _mm512_maskz_loadu_ps(j->m2, cr + 32);
     }
   }
   const float *a = j->a, *b = j->b;
@@ -144,15 +144,16 @@ PG_TARGET static inline __attribute__((always_inline)) void ukernel(pg_blk *j, c
   const char *pf = j->pf, *pf_end = j->pf_end;
   const int per2 = j->pf_per2;
   for (size_t k = 0; k < kc; k++) {
-    __m512 b0 = _mm512_load_ps(b + k * PG_NR), b1 = _mm512_load_ps(b + k * PG_NR + 16),
-           b2 = _mm512_load_ps(b + k * PG_NR + 32);
+    __m512 b0 = _mm512_load_ps(b + k * PG_NR), b1 = _mm512_setzero_ps(), b2 = _mm512_setzero_ps();
+    if (nv > 1) b1 = _mm512_load_ps(b + k * PG_NR + 16);
+    if (nv > 2) b2 = _mm512_load_ps(b + k * PG_NR + 32);
     if (pf && (k & 1) == 0)
       for (int q = 0; q < per2 && pf < pf_end; q++, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
     _Pragma("GCC unroll 8") for (int i = 0; i < mr; i++) {
       __m512 av = _mm512_set1_ps(a[(size_t)i * lda + k]);
       c0[i] = _mm512_fmadd_ps(av, b0, c0[i]);
-      c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
-      c2[i] = _mm512_fmadd_ps(av, b2, c2[i]);
+      if (nv > 1) c1[i] = _mm512_fmadd_ps(av, b1, c1[i]);
+      if (nv > 2) c2[i] = _mm512_fmadd_ps(av, b2, c2[i]);
     }
   }
   j->pf = pf;
@@ -161,27 +162,27 @@ PG_TARGET static inline __attribute__((always_inline)) void ukernel(pg_blk *j, c
            v2 = _mm512_maskz_loadu_ps(j->m2, j->bias + 32);
     _Pragma("GCC unroll 8") for (int i = 0; i < mr; i++) {
       c0[i] = _mm512_add_ps(c0[i], v0);
-      c1[i] = _mm512_add_ps(c1[i], v1);
-      c2[i] = _mm512_add_ps(c2[i], v2);
+      if (nv > 1) c1[i] = _mm512_add_ps(c1[i], v1);
+      if (nv > 2) c2[i] = _mm512_add_ps(c2[i], v2);
     }
   }
   _Pragma("GCC unroll 8") for (int i = 0; i < mr; i++) {
     float *cr = j->c + (size_t)i * j->ldc;
     _mm512_mask_storeu_ps(cr, j->m0, c0[i]);
-    _mm512_mask_storeu_ps(cr + 16, j->m1, c1[i]);
-    _mm512_mask_storeu_ps(cr + 32, j->m2, c2[i]);
+    if (nv > 1) _mm512_mask_storeu_ps(cr + 16, j->m1, c1[i]);
+    if (nv > 2) _mm512_mask_storeu_ps(cr + 32, j->m2, c2[i]);
   }
 }
 
 /* 1 or 2 rows: with 3 or 6 accumulators the FMA latency, not the loads, would bound the loop,
    so two k-steps go to two sets of accumulators, summed at the end. */
-PG_TARGET static inline __attribute__((always_inline)) void ukernel_few(pg_blk *j, const int mr) {
+PG_TARGET static inline __attribute__((always_inline)) void ukernel_few(pg_blk *j, const int mr, const int nv) {
   __m512 c[2][2][3];
   _Pragma("GCC unroll 2") for (int u = 0; u < 2; u++) _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++)
-    _Pragma("GCC unroll 3") for (int q = 0; q < 3; q++) c[u][i][q] = _mm512_setzero_ps();
+    _Pragma("GCC unroll 3") for (int q = 0; q < nv; q++) c[u][i][q] = _mm512_setzero_ps();
   const __mmask16 m[3] = {j->m0, j->m1, j->m2};
   if (j->cin)
-    _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) _Pragma("GCC unroll 3") for (int q = 0; q < 3; q++)
+    _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) _Pragma("GCC unroll 3") for (int q = 0; q < nv; q++)
       c[0][i][q] = _mm512_maskz_loadu_ps(m[q], j->cin + (size_t)i * j->ldc + 16 * q);
   const float *a = j->a, *b = j->b;
   const size_t lda = j->lda, kc = j->kc;
@@ -193,45 +194,52 @@ PG_TARGET static inline __attribute__((always_inline)) void ukernel_few(pg_blk *
       for (int q = 0; q < per2 && pf < pf_end; q++, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
     _Pragma("GCC unroll 2") for (int u = 0; u < 2; u++) {
       const float *br = b + (k + u) * PG_NR;
-      __m512 b0 = _mm512_load_ps(br), b1 = _mm512_load_ps(br + 16), b2 = _mm512_load_ps(br + 32);
+      __m512 bv[3];
+      _Pragma("GCC unroll 3") for (int q = 0; q < nv; q++) bv[q] = _mm512_load_ps(br + 16 * q);
       _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) {
         __m512 av = _mm512_set1_ps(a[(size_t)i * lda + k + u]);
-        c[u][i][0] = _mm512_fmadd_ps(av, b0, c[u][i][0]);
-        c[u][i][1] = _mm512_fmadd_ps(av, b1, c[u][i][1]);
-        c[u][i][2] = _mm512_fmadd_ps(av, b2, c[u][i][2]);
+        _Pragma("GCC unroll 3") for (int q = 0; q < nv; q++) c[u][i][q] = _mm512_fmadd_ps(av, bv[q], c[u][i][q]);
       }
     }
   }
   for (; k < kc; k++) {
     const float *br = b + k * PG_NR;
-    __m512 b0 = _mm512_load_ps(br), b1 = _mm512_load_ps(br + 16), b2 = _mm512_load_ps(br + 32);
+    __m512 bv[3];
+    _Pragma("GCC unroll 3") for (int q = 0; q < nv; q++) bv[q] = _mm512_load_ps(br + 16 * q);
     _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) {
       __m512 av = _mm512_set1_ps(a[(size_t)i * lda + k]);
-      c[0][i][0] = _mm512_fmadd_ps(av, b0, c[0][i][0]);
-      c[0][i][1] = _mm512_fmadd_ps(av, b1, c[0][i][1]);
-      c[0][i][2] = _mm512_fmadd_ps(av, b2, c[0][i][2]);
+      _Pragma("GCC unroll 3") for (int q = 0; q < nv; q++) c[0][i][q] = _mm512_fmadd_ps(av, bv[q], c[0][i][q]);
     }
   }
   j->pf = pf;
-  _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) _Pragma("GCC unroll 3") for (int q = 0; q < 3; q++) {
+  _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) _Pragma("GCC unroll 3") for (int q = 0; q < nv; q++) {
     __m512 v = _mm512_add_ps(c[0][i][q], c[1][i][q]);
     if (j->bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m[q], j->bias + 16 * q));
     _mm512_mask_storeu_ps(j->c + (size_t)i * j->ldc + 16 * q, m[q], v);
   }
 }
 
+#define PG_UK(nv)                          \
+  switch (mr) {                            \
+    case 8: ukernel(j, 8, nv); break;      \
+    case 7: ukernel(j, 7, nv); break;      \
+    case 6: ukernel(j, 6, nv); break;      \
+    case 5: ukernel(j, 5, nv); break;      \
+    case 4: ukernel(j, 4, nv); break;      \
+    case 3: ukernel(j, 3, nv); break;      \
+    case 2: ukernel_few(j, 2, nv); break;  \
+    default: ukernel_few(j, 1, nv); break; \
+  }
 PG_TARGET static void ukernel_mr(pg_blk *j, size_t mr) {
-  switch (mr) {
-    case 8: ukernel(j, 8); break;
-    case 7: ukernel(j, 7); break;
-    case 6: ukernel(j, 6); break;
-    case 5: ukernel(j, 5); break;
-    case 4: ukernel(j, 4); break;
-    case 3: ukernel(j, 3); break;
-    case 2: ukernel_few(j, 2); break;
-    default: ukernel_few(j, 1); break;
+  if (j->m2) {
+    PG_UK(3)
+  } else if (j->m1) {
+    PG_UK(2)
+  } else {
+    PG_UK(1)
   }
 }
+#undef PG_UK
 
 /* GELU (erf form), 16 lanes: 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(z) = 2 - erfc(z) for
    z >= 0 and erfc(|z|) for z < 0 (no cancellation), erfc by the fit the element-wise Gelu uses
