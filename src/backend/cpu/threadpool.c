@@ -8,8 +8,11 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "ir/ir.h"
 
 #define GE_PF_MAX_THREADS 256
 
@@ -113,4 +116,43 @@ void ge_parallel_for(int threads, size_t n, void (*fn)(void *arg, size_t begin, 
 int ge_cpu_count(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
+}
+
+/* ---------------------------------------------------------------- per-thread scratch */
+
+typedef struct thread_scratch {
+  void *p;
+  size_t bytes;
+} thread_scratch;
+
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static pthread_key_t scratch_key;
+static int scratch_key_ok; /* written once, under scratch_once */
+
+static void scratch_free(void *v) {
+  thread_scratch *t = v;
+  ge_aligned_free(t->p);
+  free(t);
+}
+
+static void scratch_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0; }
+
+void *ge_cpu_thread_scratch(size_t bytes) {
+  pthread_once(&scratch_once, scratch_init);
+  if (!scratch_key_ok) return NULL;
+  thread_scratch *t = pthread_getspecific(scratch_key);
+  if (!t) {
+    t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (pthread_setspecific(scratch_key, t) != 0) {
+      free(t);
+      return NULL;
+    }
+  }
+  if (t->bytes < bytes) {
+    ge_aligned_free(t->p);
+    t->p = ge_aligned_alloc(bytes);
+    t->bytes = t->p ? bytes : 0;
+  }
+  return t->p;
 }

@@ -30,7 +30,6 @@
 #pragma GCC optimize("O3") /* the micro-kernel's row loops unroll into registers */
 #endif
 #include <float.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,8 +69,6 @@ typedef struct pg_state {
   bool wino;          /* a 3x3 convolution by Winograd F(2x2, 3x3): M tiles, K = Cin, N = Cout, 16 GEMMs */
   int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw; /* its geometry */
   int64_t th, tw;     /* Winograd: output tiles of 2x2 pixels per column and row */
-  pthread_mutex_t mu; /* guards col, the gathered A (Winograd: the transformed input and products), for one run at a time */
-  float *col;
   ge_fused_act act;
   float p0, p1;       /* activation parameters, as ge_dn_append_act reads them */
 } pg_state;
@@ -725,7 +722,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   if (np > SIZE_MAX / PG_NR / K / sizeof(float) / nb) return decline(p, "too large");
   pg_state *s = calloc(1, sizeof *s);
   float *bp = s ? ge_aligned_alloc(nb * np * K * PG_NR * sizeof(float)) : NULL;
-  if (!bp || pthread_mutex_init(&geo.mu, NULL) != 0) {
+  if (!bp) {
     ge_aligned_free(bp);
     free(s);
     return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (%zu bytes)",
@@ -738,7 +735,6 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   if (geo.wino) { /* U[e][ci][co] = (G g G^T)[e], packed as 16 matrices [Cin x Cout] */
     wt = malloc(16 * K * N * sizeof(float));
     if (!wt) {
-      pthread_mutex_destroy(&geo.mu);
       ge_aligned_free(bp);
       free(s);
       return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory");
@@ -760,7 +756,6 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   } else if (conv && (geo.kh != 1 || geo.kw != 1)) {
     wt = malloc(K * N * sizeof(float));
     if (!wt) {
-      pthread_mutex_destroy(&geo.mu);
       ge_aligned_free(bp);
       free(s);
       return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory");
@@ -776,7 +771,6 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   if (bias && beta != 1.f) { /* gemm_geom: C is constant here */
     geo.bias_own = malloc(N * sizeof(float));
     if (!geo.bias_own) {
-      pthread_mutex_destroy(&geo.mu);
       ge_aligned_free(bp);
       free(s);
       return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory");
@@ -824,26 +818,14 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   size_t tn = (size_t)t < s->np ? (size_t)t : s->np, tm = (size_t)t / tn;
   size_t nmb = (s->M + PG_MR - 1) / PG_MR;
   if (tm > nmb) tm = nmb;
-  /* the gathered A (Winograd: V and M): the state's buffer, or this run's own when another
-     run holds it */
-  pg_state *ms = (pg_state *)s; /* only col changes, under mu */
+  /* the gathered A (Winograd: V and M), in this thread's scratch */
   const float *a = A->data;
   float *col = NULL;
-  bool locked = false, own = false;
   size_t coln = s->wino ? 16 * s->M * (s->K + s->N) : s->M * s->K;
   if (s->im2col || s->wino) {
-    locked = pthread_mutex_trylock(&ms->mu) == 0;
-    if (locked && !ms->col) ms->col = ge_aligned_alloc(coln * sizeof(float));
-    col = locked ? ms->col : NULL;
-    if (!col) {
-      own = true;
-      col = ge_aligned_alloc(coln * sizeof(float));
-    }
-    if (!col) {
-      if (locked) pthread_mutex_unlock(&ms->mu);
-      return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (%zu bytes)",
-                          coln * sizeof(float));
-    }
+    col = ge_cpu_thread_scratch(coln * sizeof(float));
+    if (!col)
+      return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (%zu bytes)", coln * sizeof(float));
     if (s->im2col) gather_cols(s, A->data, col);
     a = col;
   }
@@ -851,16 +833,12 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   if (s->wino) {
     wg_run(s, ge_fo_threads(ctx->threads, 32 * s->M * s->N * s->K, (size_t)2 << 20), A->data, bias,
            Sum ? Sum->data : NULL, C->data, col);
-    if (own) ge_aligned_free(col);
-    if (locked) pthread_mutex_unlock(&ms->mu);
     return GE_OK;
   }
   pg_job g = {.s = s, .A = a, .C = C->data, .bias = bias, .sum = Sum ? Sum->data : NULL,
               .tm = tm, .tn = tn};
   if (tm * tn <= 1) pg_unit(&g, 0);
   else ge_parallel_for((int)(tm * tn), tm * tn, pg_chunk, &g);
-  if (own) ge_aligned_free(col);
-  if (locked) pthread_mutex_unlock(&ms->mu);
   return GE_OK;
 #else
   return ge_kctx_fail(ctx, GE_ERR_UNSUPPORTED, "packed matmul: not built for this processor");
@@ -871,9 +849,7 @@ static void pg_release(void *state) {
   pg_state *s = state;
   if (!s) return;
   ge_aligned_free(s->bp);
-  ge_aligned_free(s->col);
   free(s->bias_own);
-  pthread_mutex_destroy(&s->mu);
   free(s);
 }
 
