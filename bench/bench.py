@@ -5,19 +5,22 @@
                                     [--warmup 3] [--rounds 1] [--only resnet50,bert_base | --all]
                                     [--json F]
 
-Each (model, engine, threads) is measured in its own subprocess: it loads the model, runs
---warmup untimed iterations, then --iters timed ones on the model's saved inputs, and reports
-the median and p90 latency; the parent reads that process's peak RSS (os.wait4).  ge runs
-through the Python package (ge.InferenceSession(path, threads=N)); onnxruntime with
-intra_op_num_threads=N, inter_op_num_threads=1, sequential execution, CPUExecutionProvider.
-With --rounds R the ge and onnxruntime processes alternate R times (ge, ort, ort, ge, ...) and
-the median and p90 are taken over all their timed iterations, so that a noisy neighbour on a
-shared machine weighs on both engines alike; peak RSS is the largest of the rounds.
+Each (model, engine, threads) runs in its own worker process: it loads the model, runs
+--warmup untimed iterations, then waits for its turns; the parent reads that process's peak RSS
+(os.wait4) when it exits.  ge runs through the Python package (ge.InferenceSession(path,
+threads=N)); onnxruntime with intra_op_num_threads=N, inter_op_num_threads=1, sequential
+execution, CPUExecutionProvider.  The two workers of a (model, threads) take --rounds turns
+each, alternating (ge, ort, ort, ge, ...), --iters timed iterations a turn, with a 0.1 s pause
+between turns so that one engine's idle threads have stopped spinning before the other runs;
+the median and p90 are over all of an engine's iterations.  Many short turns let a noisy
+neighbour on a shared machine, whose load changes from second to second, weigh on both engines
+alike.
 Ratios are ge/ort: lower is better.  See bench/README.md.
 """
 import argparse
 import json
 import os
+import select
 import statistics
 import subprocess
 import sys
@@ -39,6 +42,9 @@ def percentile(xs, q):
 
 
 def worker(a):
+    """Loads the model, runs --warmup iterations, prints {"first_ms": ...}; then for each line
+    "run N" on stdin runs N timed iterations and prints {"times_ms": [...]}; exits at "quit" or
+    the end of stdin."""
     import numpy as np
     in_dir = a.model[:-len(".onnx")] + ".inputs"
     if a.worker == "ort":
@@ -60,60 +66,98 @@ def worker(a):
     first_ms = (time.perf_counter() - t0) * 1e3
     for _ in range(max(a.warmup - 1, 0)):
         sess.run(None, feeds)
-    times = []
-    for _ in range(a.iters):
-        t = time.perf_counter()
-        sess.run(None, feeds)
-        times.append((time.perf_counter() - t) * 1e3)
-    print(json.dumps({"median_ms": statistics.median(times), "p90_ms": percentile(times, 0.9),
-                      "first_ms": first_ms, "iters": a.iters, "times_ms": times}))
+    print(json.dumps({"first_ms": first_ms}), flush=True)
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd or cmd[0] != "run":
+            break
+        times = []
+        for _ in range(int(cmd[1])):
+            t = time.perf_counter()
+            sess.run(None, feeds)
+            times.append((time.perf_counter() - t) * 1e3)
+        print(json.dumps({"times_ms": times}), flush=True)
     return 0
 
 
 # ----------------------------------------------------------------------------- parent
 
-def measure(engine, model, threads, iters, warmup, timeout):
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", engine, "--model", model,
-           "--threads", str(threads), "--iters", str(iters), "--warmup", str(warmup)]
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
-        t0 = time.time()
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.time() - t0 > timeout:
-                p.kill()
-                _, status, usage = os.wait4(p.pid, 0)
-                return {"error": "timed out after %ds" % timeout}
-            time.sleep(0.05)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        text, etext = out.read(), err.read()
-    if p.returncode != 0:
-        lines = [ln for ln in (etext + text).strip().splitlines() if ln.strip()]
-        return {"error": "exit %d: %s" % (p.returncode, lines[-1] if lines else "no output")}
-    try:
-        r = json.loads(text.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {"error": "unreadable worker output: %r" % text[-200:]}
-    r["rss_mib"] = usage.ru_maxrss / 1024.0
-    return r
+class Worker:
+    """One engine's worker process for one (model, threads); error set once it has failed."""
+
+    def __init__(self, engine, model, threads, warmup, timeout):
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", engine, "--model", model,
+               "--threads", str(threads), "--warmup", str(warmup)]
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+                                  env=env, text=True)
+        self.timeout, self.error, self.times, self.first_ms = timeout, None, [], None
+        r = self._reply()
+        if r is not None:
+            self.first_ms = r.get("first_ms")
+
+    def _fail(self, why):
+        if self.error is None:
+            self.err.seek(0)
+            lines = [ln for ln in self.err.read().strip().splitlines() if ln.strip()]
+            self.error = why + (": " + lines[-1] if lines else "")
+        return None
+
+    def _reply(self):
+        ready, _, _ = select.select([self.p.stdout], [], [], self.timeout)
+        if not ready:
+            self.p.kill()
+            return self._fail("timed out after %ds" % self.timeout)
+        line = self.p.stdout.readline()
+        if not line:
+            return self._fail("exit %s" % self.p.poll())
+        try:
+            return json.loads(line)
+        except ValueError:
+            return self._fail("unreadable worker output: %r" % line[-200:])
+
+    def turn(self, iters):
+        if self.error is not None:
+            return
+        try:
+            self.p.stdin.write("run %d\n" % iters)
+            self.p.stdin.flush()
+        except OSError:
+            self._fail("exit %s" % self.p.poll())
+            return
+        r = self._reply()
+        if r is not None:
+            self.times += r["times_ms"]
+
+    def finish(self):
+        """Ends the worker; its result (median, p90, peak RSS) or its error."""
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        _, status, usage = os.wait4(self.p.pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        if self.error is None and code != 0:
+            self._fail("exit %d" % code)
+        self.err.close()
+        if self.error is not None:
+            return {"error": self.error}
+        return {"median_ms": statistics.median(self.times), "p90_ms": percentile(self.times, 0.9),
+                "first_ms": self.first_ms, "iters": len(self.times), "times_ms": self.times,
+                "rss_mib": usage.ru_maxrss / 1024.0}
 
 
-def pool(results):
-    """One result from several rounds: statistics over all their iterations, the largest RSS."""
-    bad = [r for r in results if "error" in r]
-    if bad:
-        return bad[0]
-    if len(results) == 1:
-        return results[0]
-    times = [t for r in results for t in r["times_ms"]]
-    return {"median_ms": statistics.median(times), "p90_ms": percentile(times, 0.9),
-            "first_ms": results[0]["first_ms"], "iters": len(times), "times_ms": times,
-            "rss_mib": max(r["rss_mib"] for r in results)}
+def measure_pair(model, threads, a):
+    """ge and onnxruntime on one model at one thread count, taking turns."""
+    workers = {}
+    for engine in ("ge", "ort"):  # loaded one after the other: peak RSS is each process's own
+        workers[engine] = Worker(engine, model, threads, a.warmup, a.timeout)
+    for k in range(max(a.rounds, 1)):
+        for engine in (("ge", "ort") if k % 2 == 0 else ("ort", "ge")):
+            workers[engine].turn(a.iters)
+            time.sleep(0.1)
+    return {engine: w.finish() for engine, w in workers.items()}
 
 
 def fmt(x, spec="%.2f"):
@@ -134,11 +178,12 @@ def main():
                     help="comma-separated models (default: %s)" % ",".join(DEFAULT_MODELS))
     ap.add_argument("--all", action="store_true", help="all five models (the default)")
     ap.add_argument("--threads", default="2", help="comma-separated thread counts, e.g. 1,2")
-    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--iters", type=int, default=20, help="timed iterations per turn")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=1,
-                    help="alternate the two engines this many times and pool their iterations")
-    ap.add_argument("--timeout", type=int, default=1800, help="seconds per measurement")
+                    help="turns each engine takes, alternating (--iters timed iterations a turn)")
+    ap.add_argument("--timeout", type=int, default=1800,
+                    help="seconds a worker may take to load or to run one turn")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--worker", choices=["ge", "ort"], help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -152,9 +197,8 @@ def main():
     if not os.path.isdir(a.models):
         print("bench: model folder %s is missing: run `make models`" % a.models, file=sys.stderr)
         return 1
-    print("bench: %s; threads %s; %d iterations after %d warm-up%s" % (
-        ", ".join(names), ",".join(map(str, threads)), a.iters, a.warmup,
-        "; %d alternating rounds" % a.rounds if a.rounds > 1 else ""), flush=True)
+    print("bench: %s; threads %s; %d warm-up, then %d alternating turns of %d iterations per engine" % (
+        ", ".join(names), ",".join(map(str, threads)), a.warmup, max(a.rounds, 1), a.iters), flush=True)
 
     rows, failed = [], False
     for name in names:
@@ -164,17 +208,12 @@ def main():
             failed = True
             continue
         for t in threads:
-            runs = {"ge": [], "ort": []}
-            for k in range(max(a.rounds, 1)):
-                for engine in (("ge", "ort") if k % 2 == 0 else ("ort", "ge")):
-                    print("bench: %-12s %-3s %d thread(s) ..." % (name, engine, t), end=" ",
-                          flush=True)
-                    r = measure(engine, path, t, a.iters, a.warmup, a.timeout)
-                    print(r.get("error") or "median %.2f ms" % r["median_ms"], flush=True)
-                    failed = failed or "error" in r
-                    runs[engine].append(r)
-            rows.append({"model": name, "threads": t,
-                         **{e: pool(rs) for e, rs in runs.items()}})
+            print("bench: %-12s %d thread(s) ..." % (name, t), end=" ", flush=True)
+            r = measure_pair(path, t, a)
+            print(" | ".join("%s %s" % (e, r[e].get("error") or "median %.2f ms" % r[e]["median_ms"])
+                             for e in ("ge", "ort")), flush=True)
+            failed = failed or any("error" in r[e] for e in r)
+            rows.append({"model": name, "threads": t, **r})
 
     g = lambda r, k: r.get(k)  # noqa: E731
     head = ("model", "thr", "ge med ms", "ge p90 ms", "ort med ms", "ort p90 ms", "med ge/ort",
