@@ -22,7 +22,8 @@
  * jit sgemm 45), [128x768]x[768x768] 0.97 ms (1.13 / 1.21), [64x768]x[768x3072] 1.9 ms
  * (2.6 / 3.1), [128x3072]x[3072x768] at parity with the jit sgemm.
  *
- * Taken where the processor has AVX-512F, the node computes in float32 (no precision mark) and
+ * Taken where the processor has AVX-512F, the node computes in float32 (no bf16 or fp16 compute:
+ * a bf16 mark on a processor without bf16 instructions computes in float32 everywhere) and
  * B is a constant without batch dims: MatMul and Gemm on plain operands, Conv on channels-last
  * ones with few output pixels, or a 3x3 stride-1 one of up to 28x28 pixels by Winograd F(2x2, 3x3)
  * (conv_geom); otherwise the node declines to oneDNN. */
