@@ -74,6 +74,9 @@ typedef struct pg_state {
   float p0, p1;       /* activation parameters, as ge_dn_append_act reads them */
 } pg_state;
 
+/* Rows of C as stored: a Winograd convolution's output pixels (its M counts tiles), else M. */
+static size_t out_rows(const pg_state *s) { return s->wino ? (size_t)(s->n * s->oh * s->ow) : s->M; }
+
 static bool cpu_ok(void) {
 #if PG_X86
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
@@ -394,7 +397,6 @@ typedef struct wg_job {
   const float *x, *bias, *sum;
   float *y, *buf;
   size_t tb;  /* tiles per block: a block's V and M, [16][tiles][C] each, lie at buf + block * 16 * tb * (Cin + Cout) */
-  size_t nt;  /* the phases' block (stream mode): its tiles */
 } wg_job;
 
 static size_t wg_block_tiles(const wg_job *g, size_t blk) {
@@ -404,14 +406,25 @@ static size_t wg_block_tiles(const wg_job *g, size_t blk) {
 static float *wg_v(const wg_job *g, size_t blk) { return g->buf + blk * 16 * g->tb * (g->s->K + g->s->N); }
 static float *wg_m(const wg_job *g, size_t blk, size_t nt) { return wg_v(g, blk) + 16 * nt * g->s->K; }
 
+/* Tile t's image and the top-left pixel of its 2x2 outputs. */
+static void wg_tile(const pg_state *s, size_t t, size_t *n, int64_t *oy, int64_t *ox) {
+  size_t tiles = (size_t)(s->th * s->tw), r = t % tiles;
+  *n = t / tiles;
+  *oy = (int64_t)(r / (size_t)s->tw) * 2;
+  *ox = (int64_t)(r % (size_t)s->tw) * 2;
+}
+
 /* V[e][t - tb][c] = (B^T d B)[e] for tiles [t0, t1) of the block starting at tile tb, of nt tiles,
    16 channels at a time. */
 PG_TARGET static void wg_input(const wg_job *g, size_t tb, size_t nt, float *v, size_t t0, size_t t1) {
   const pg_state *s = g->s;
-  const size_t C = s->K, tiles = (size_t)(s->th * s->tw);
+  const size_t C = s->K;
   for (size_t t = t0; t < t1; t++) {
-    size_t n = t / tiles, r = t % tiles;
-    int64_t iy0 = (int64_t)(r / (size_t)s->tw) * 2 - s->pt, ix0 = (int64_t)(r % (size_t)s->tw) * 2 - s->pl;
+    size_t n;
+    int64_t iy0, ix0;
+    wg_tile(s, t, &n, &iy0, &ix0);
+    iy0 -= s->pt;
+    ix0 -= s->pl;
     const float *px[4][4];
     for (int i = 0; i < 4; i++)
       for (int j = 0; j < 4; j++) {
@@ -457,11 +470,12 @@ static void wg_gemms(const wg_job *g, size_t nt, const float *v, float *m, size_
    and the residual, then the activation. */
 PG_TARGET static void wg_output(const wg_job *g, size_t tb, size_t nt, const float *mb, size_t t0, size_t t1) {
   const pg_state *s = g->s;
-  const size_t N = s->N, tiles = (size_t)(s->th * s->tw);
+  const size_t N = s->N;
   const bool relu = s->act == GE_ACT_RELU; /* in registers; the others after each pixel is stored */
   for (size_t t = t0; t < t1; t++) {
-    size_t n = t / tiles, r = t % tiles;
-    int64_t oy0 = (int64_t)(r / (size_t)s->tw) * 2, ox0 = (int64_t)(r % (size_t)s->tw) * 2;
+    size_t n;
+    int64_t oy0, ox0;
+    wg_tile(s, t, &n, &oy0, &ox0);
     float *py[2][2];
     for (int a = 0; a < 2; a++)
       for (int b = 0; b < 2; b++)
@@ -500,15 +514,15 @@ PG_TARGET static void wg_output(const wg_job *g, size_t tb, size_t nt, const flo
 /* stream mode: one block of all the tiles, each phase split over the threads */
 static void wg_input_chunk(void *arg, size_t t0, size_t t1) {
   const wg_job *g = arg;
-  wg_input(g, 0, g->nt, wg_v(g, 0), t0, t1);
+  wg_input(g, 0, g->s->M, wg_v(g, 0), t0, t1);
 }
 static void wg_gemm_chunk(void *arg, size_t e0, size_t e1) {
   const wg_job *g = arg;
-  wg_gemms(g, g->nt, wg_v(g, 0), wg_m(g, 0, g->nt), e0, e1);
+  wg_gemms(g, g->s->M, wg_v(g, 0), wg_m(g, 0, g->s->M), e0, e1);
 }
 static void wg_output_chunk(void *arg, size_t t0, size_t t1) {
   const wg_job *g = arg;
-  wg_output(g, 0, g->nt, wg_m(g, 0, g->nt), t0, t1);
+  wg_output(g, 0, g->s->M, wg_m(g, 0, g->s->M), t0, t1);
 }
 
 /* blocked mode: each block whole (its V and M stay in cache), the blocks split over the threads */
@@ -527,7 +541,7 @@ static void wg_block_chunk(void *arg, size_t b0, size_t b1) {
    floats, tiles = s->M). */
 static void wg_run(const pg_state *s, int threads, const float *x, const float *bias, const float *sum, float *y,
                    float *buf) {
-  wg_job g = {.s = s, .x = x, .bias = bias, .sum = sum, .y = y, .buf = buf, .tb = wg_tiles_per_block(s), .nt = s->M};
+  wg_job g = {.s = s, .x = x, .bias = bias, .sum = sum, .y = y, .buf = buf, .tb = wg_tiles_per_block(s)};
   size_t nb = (s->M + g.tb - 1) / g.tb;
   if (nb > 1) {
     if (threads > 1) ge_parallel_for(threads, nb, wg_block_chunk, &g);
@@ -676,6 +690,42 @@ static void gather_cols(const pg_state *s, const float *x, float *col) {
       }
 }
 
+/* A Winograd convolution's weights [Cout, Cin, 3, 3]: U[e][ci][co] = (G g G^T)[e], packed as 16
+   matrices [Cin x Cout] (K = Cin, N = Cout).  False when out of memory. */
+static bool pack_wino(const float *w, size_t K, size_t N, float *bp) {
+  float *u = malloc(16 * K * N * sizeof(float));
+  if (!u) return false;
+  static const float G[4][3] = {{1.f, 0.f, 0.f}, {.5f, .5f, .5f}, {.5f, -.5f, .5f}, {0.f, 0.f, 1.f}};
+  for (size_t co = 0; co < N; co++)
+    for (size_t ci = 0; ci < K; ci++) {
+      const float *f = w + (co * K + ci) * 9;
+      float t[4][3];
+      for (int i = 0; i < 4; i++)
+        for (int b = 0; b < 3; b++) t[i][b] = G[i][0] * f[b] + G[i][1] * f[3 + b] + G[i][2] * f[6 + b];
+      for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+          u[((size_t)(i * 4 + j) * K + ci) * N + co] = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];
+    }
+  size_t np = (N + PG_NR - 1) / PG_NR;
+  for (size_t e = 0; e < 16; e++) pack_b(u + e * K * N, K, N, false, 1.f, bp + e * np * K * PG_NR);
+  free(u);
+  return true;
+}
+
+/* A gathered convolution's weights [Cout, Cin, KH, KW] as B[k][co] for k = (ky*KW + kx)*Cin + ci:
+   reordered to [Cout, KH, KW, Cin], then packed transposed.  False when out of memory. */
+static bool pack_taps(const pg_state *g, const float *w, size_t K, size_t N, float *bp) {
+  float *wt = malloc(K * N * sizeof(float));
+  if (!wt) return false;
+  size_t taps = (size_t)(g->kh * g->kw), C = (size_t)g->c;
+  for (size_t co = 0; co < N; co++)
+    for (size_t ci = 0; ci < C; ci++)
+      for (size_t t = 0; t < taps; t++) wt[co * K + t * C + ci] = w[(co * C + ci) * taps + t];
+  pack_b(wt, K, N, true, 1.f, bp);
+  free(wt);
+  return true;
+}
+
 static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   const char *op = p->node->op_type;
   bool conv = strstr(op, "Conv") != NULL, gemm = strstr(op, "Gemm") != NULL, fused = !strncmp(op, "Fused", 5);
@@ -699,7 +749,8 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
      at 2 threads */
   if (K < 16 || N < 16) return decline(p, "too small");
   size_t yn = 0;
-  if (!ge_shape_numel(&p->out[0].shape, &yn) || yn != (geo.wino ? (size_t)(geo.n * geo.oh * geo.ow) : M) * N)
+  geo.M = M;
+  if (!ge_shape_numel(&p->out[0].shape, &yn) || yn != out_rows(&geo) * N)
     return decline(p, "output size");
   ge_fused_act act = GE_ACT_NONE;
   float p0 = 0.f, p1 = 0.f;
@@ -723,64 +774,26 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   if (np > SIZE_MAX / PG_NR / K / sizeof(float) / nb) return decline(p, "too large");
   pg_state *s = calloc(1, sizeof *s);
   float *bp = s ? ge_aligned_alloc(nb * np * K * PG_NR * sizeof(float)) : NULL;
-  if (!bp) {
+  const float *w = p->in[1].value->data;
+  bool packed = bp != NULL;
+  if (packed && geo.wino) packed = pack_wino(w, K, N, bp);
+  else if (packed && conv && (geo.kh != 1 || geo.kw != 1)) packed = pack_taps(&geo, w, K, N, bp);
+  else if (packed) pack_b(w, K, N, trans_b, alpha, bp);
+  if (packed && bias && beta != 1.f) { /* gemm_geom: C is constant here */
+    geo.bias_own = malloc(N * sizeof(float));
+    if (geo.bias_own) {
+      const float *c = p->in[2].value->data;
+      for (size_t i = 0; i < N; i++) geo.bias_own[i] = beta * c[i];
+    }
+    packed = geo.bias_own != NULL;
+  }
+  if (!packed) {
     ge_aligned_free(bp);
     free(s);
-    return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (%zu bytes)",
+    return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (weights of %zu bytes)",
                            nb * np * K * PG_NR * sizeof(float));
   }
-  /* B[k][co] for k = (ky*KW + kx)*Cin + ci: the weights [Cout, Cin, KH, KW] reordered to
-     [Cout, KH, KW, Cin], then taken transposed */
-  const float *wsrc = p->in[1].value->data;
-  float *wt = NULL;
-  if (geo.wino) { /* U[e][ci][co] = (G g G^T)[e], packed as 16 matrices [Cin x Cout] */
-    wt = malloc(16 * K * N * sizeof(float));
-    if (!wt) {
-      ge_aligned_free(bp);
-      free(s);
-      return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory");
-    }
-    static const float G[4][3] = {{1.f, 0.f, 0.f}, {.5f, .5f, .5f}, {.5f, -.5f, .5f}, {0.f, 0.f, 1.f}};
-    for (size_t co = 0; co < N; co++)
-      for (size_t ci = 0; ci < K; ci++) {
-        const float *f = wsrc + (co * K + ci) * 9;
-        float t[4][3];
-        for (int i = 0; i < 4; i++)
-          for (int b = 0; b < 3; b++) t[i][b] = G[i][0] * f[b] + G[i][1] * f[3 + b] + G[i][2] * f[6 + b];
-        for (int i = 0; i < 4; i++)
-          for (int j = 0; j < 4; j++)
-            wt[((size_t)(i * 4 + j) * K + ci) * N + co] = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];
-      }
-    for (size_t e = 0; e < 16; e++) pack_b(wt + e * K * N, K, N, false, 1.f, bp + e * np * K * PG_NR);
-    free(wt);
-    wt = NULL;
-  } else if (conv && (geo.kh != 1 || geo.kw != 1)) {
-    wt = malloc(K * N * sizeof(float));
-    if (!wt) {
-      ge_aligned_free(bp);
-      free(s);
-      return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory");
-    }
-    size_t taps = (size_t)(geo.kh * geo.kw), C = (size_t)geo.c;
-    for (size_t co = 0; co < N; co++)
-      for (size_t ci = 0; ci < C; ci++)
-        for (size_t t = 0; t < taps; t++) wt[co * K + t * C + ci] = wsrc[(co * C + ci) * taps + t];
-    wsrc = wt;
-  }
-  if (!geo.wino) pack_b(wsrc, K, N, trans_b, alpha, bp);
-  free(wt);
-  if (bias && beta != 1.f) { /* gemm_geom: C is constant here */
-    geo.bias_own = malloc(N * sizeof(float));
-    if (!geo.bias_own) {
-      ge_aligned_free(bp);
-      free(s);
-      return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory");
-    }
-    const float *c = p->in[2].value->data;
-    for (size_t i = 0; i < N; i++) geo.bias_own[i] = beta * c[i];
-  }
-  *s = geo;
-  s->M = M;
+  *s = geo; /* geo.M is set above */
   s->K = K;
   s->N = N;
   s->np = np;
@@ -801,7 +814,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   const ge_tensor *Sum = s->sum && ctx->n_in > 3 ? ctx->in[3] : NULL;
   ge_tensor *C = ctx->n_out > 0 ? ctx->out[0] : NULL;
   size_t an = s->im2col || s->wino ? (size_t)(s->n * s->h * s->w * s->c) : s->M * s->K;
-  size_t cn = s->wino ? (size_t)(s->n * s->oh * s->ow) * s->N : s->M * s->N; /* elements of C */
+  size_t cn = out_rows(s) * s->N; /* elements of C */
   if (!A || A->dtype != GE_F32 || A->numel != an || !A->data)
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "packed matmul: input 0 has %zu elements (%s), the plan expects %zu float32",
                         A ? A->numel : 0, A ? ge_dtype_name(A->dtype) : "missing", an);
