@@ -122,7 +122,8 @@ def vocab_size(path):
     return 1000
 
 
-def agreement(model, path, a):
+def agreement(model, path, a, trained=False):
+    """trained: path is a CNN trained on scripts/gratings.py, whose task draws the inputs."""
     ref = ge_session(path, a.threads, "fp32")
     low = ge_session(path, a.threads, a.precision)
     rng = np.random.default_rng(a.seed)
@@ -150,7 +151,6 @@ def agreement(model, path, a):
         return {"inputs": done, "cos_min": float(np.min(cos)), "cos_mean": float(np.mean(cos)),
                 "target_met": bool(np.min(cos) >= 0.999), "seconds": time.perf_counter() - t0}
     name = ref.get_inputs()[0].name
-    trained = os.path.basename(path).endswith("_gratings.onnx")
     if trained:
         import gratings
         task_rng = np.random.RandomState(a.seed)
@@ -229,11 +229,9 @@ def main():
                      ort["median_ms"] / low["median_ms"], a.precision, f32["median_ms"] / low["median_ms"]),
                   flush=True)
         if not a.no_agreement and (model in CNNS or model in BERTS):
-            ag_path = path
             trained_path = os.path.join(a.models, model + "_gratings.onnx")
-            if model in CNNS and not a.random_weights and os.path.exists(trained_path):
-                ag_path = trained_path
-            ag = agreement(model, ag_path, a)
+            trained = model in CNNS and not a.random_weights and os.path.exists(trained_path)
+            ag = agreement(model, trained_path if trained else path, a, trained)
             out[model]["agreement"] = ag
             if model in BERTS:
                 print("%-12s agreement (%s vs ge fp32, %d inputs, seq %d): cosine min %.6f mean %.6f "
