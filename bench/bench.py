@@ -10,9 +10,11 @@ Each (model, engine, threads) runs in its own worker process: it loads the model
 (os.wait4) when it exits.  ge runs through the Python package (ge.InferenceSession(path,
 threads=N)); onnxruntime with intra_op_num_threads=N, inter_op_num_threads=1, sequential
 execution, CPUExecutionProvider.  The two workers of a (model, threads) take --rounds turns
-each, alternating (ge, ort, ort, ge, ...), --iters timed iterations a turn, with a 0.1 s pause
-between turns so that one engine's idle threads have stopped spinning before the other runs;
-the median and p90 are over all of an engine's iterations.  Many short turns let a noisy
+each, alternating (ge, ort, ort, ge, ...), --iters timed iterations a turn after --turn-warmup
+untimed ones (default 1), with a 0.1 s pause between turns so that one engine's idle threads
+have stopped spinning before the other runs; the median and p90 are over all of an engine's
+iterations, and "paired" is the median over rounds of ge's median turn / onnxruntime's turn of
+the same round.  Many short turns let a noisy
 neighbour on a shared machine, whose load changes from second to second, weigh on both engines
 alike.
 Ratios are ge/ort: lower is better.  See bench/README.md.
@@ -43,8 +45,8 @@ def percentile(xs, q):
 
 def worker(a):
     """Loads the model, runs --warmup iterations, prints {"first_ms": ...}; then for each line
-    "run N" on stdin runs N timed iterations and prints {"times_ms": [...]}; exits at "quit" or
-    the end of stdin."""
+    "run N W" on stdin runs W untimed and N timed iterations and prints {"times_ms": [...]};
+    exits at "quit" or the end of stdin."""
     import numpy as np
     in_dir = a.model[:-len(".onnx")] + ".inputs"
     if a.worker == "ort":
@@ -71,6 +73,8 @@ def worker(a):
         cmd = line.split()
         if not cmd or cmd[0] != "run":
             break
+        for _ in range(int(cmd[2]) if len(cmd) > 2 else 0):
+            sess.run(None, feeds)
         times = []
         for _ in range(int(cmd[1])):
             t = time.perf_counter()
@@ -117,11 +121,11 @@ class Worker:
         except ValueError:
             return self._fail("unreadable worker output: %r" % line[-200:])
 
-    def turn(self, iters):
+    def turn(self, iters, untimed=0):
         if self.error is not None:
             return
         try:
-            self.p.stdin.write("run %d\n" % iters)
+            self.p.stdin.write("run %d %d\n" % (iters, untimed))
             self.p.stdin.flush()
         except OSError:
             self._fail("exit %s" % self.p.poll())
@@ -129,6 +133,7 @@ class Worker:
         r = self._reply()
         if r is not None:
             self.times += r["times_ms"]
+            return r["times_ms"]
 
     def finish(self):
         """Ends the worker; its result (median, p90, peak RSS) or its error."""
@@ -153,11 +158,19 @@ def measure_pair(model, threads, a):
     workers = {}
     for engine in ("ge", "ort"):  # loaded one after the other: peak RSS is each process's own
         workers[engine] = Worker(engine, model, threads, a.warmup, a.timeout)
+    pairs = []  # per round: ge's median turn time / onnxruntime's, both measured within ~a second
     for k in range(max(a.rounds, 1)):
+        turn = {}
         for engine in (("ge", "ort") if k % 2 == 0 else ("ort", "ge")):
-            workers[engine].turn(a.iters)
+            turn[engine] = workers[engine].turn(a.iters, a.turn_warmup)
             time.sleep(0.1)
-    return {engine: w.finish() for engine, w in workers.items()}
+        if turn["ge"] and turn["ort"]:
+            pairs.append(statistics.median(turn["ge"]) / statistics.median(turn["ort"]))
+    r = {engine: w.finish() for engine, w in workers.items()}
+    if pairs and not any("error" in x for x in r.values()):
+        r["paired"] = {"median": statistics.median(pairs), "q1": percentile(pairs, 0.25),
+                       "q3": percentile(pairs, 0.75), "ratios": pairs}
+    return r
 
 
 def fmt(x, spec="%.2f"):
@@ -182,6 +195,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=1,
                     help="turns each engine takes, alternating (--iters timed iterations a turn)")
+    ap.add_argument("--turn-warmup", type=int, default=1,
+                    help="untimed iterations at the start of each turn (after the other engine's turn "
+                         "and the pause, a first run wakes sleeping threads and refills caches)")
     ap.add_argument("--timeout", type=int, default=1800,
                     help="seconds a worker may take to load or to run one turn")
     ap.add_argument("--json", help="also write the results here")
@@ -217,15 +233,16 @@ def main():
 
     g = lambda r, k: r.get(k)  # noqa: E731
     head = ("model", "thr", "ge med ms", "ge p90 ms", "ort med ms", "ort p90 ms", "med ge/ort",
-            "p90 ge/ort", "ge RSS MiB", "ort RSS MiB", "RSS ge/ort")
+            "p90 ge/ort", "paired ge/ort", "ge RSS MiB", "ort RSS MiB", "RSS ge/ort")
     table = []
     for row in rows:
-        ge_r, ort_r = row["ge"], row["ort"]
+        ge_r, ort_r, pr = row["ge"], row["ort"], row.get("paired")
         table.append((row["model"], str(row["threads"]),
                       fmt(g(ge_r, "median_ms")), fmt(g(ge_r, "p90_ms")),
                       fmt(g(ort_r, "median_ms")), fmt(g(ort_r, "p90_ms")),
                       fmt(ratio(g(ge_r, "median_ms"), g(ort_r, "median_ms"))),
                       fmt(ratio(g(ge_r, "p90_ms"), g(ort_r, "p90_ms"))),
+                      "-" if pr is None else "%.2f (%.2f-%.2f)" % (pr["median"], pr["q1"], pr["q3"]),
                       fmt(g(ge_r, "rss_mib"), "%.0f"), fmt(g(ort_r, "rss_mib"), "%.0f"),
                       fmt(ratio(g(ge_r, "rss_mib"), g(ort_r, "rss_mib")))))
     widths = [max(len(h), *(len(r[i]) for r in table)) if table else len(h)
@@ -239,7 +256,8 @@ def main():
             if "error" in row[engine]:
                 print("%s %s %d thread(s): %s" % (row["model"], engine, row["threads"],
                                                   row[engine]["error"]))
-    print("ratios are ge/ort: lower is better")
+    print("ratios are ge/ort: lower is better; paired: the median over rounds of ge's median turn "
+          "over onnxruntime's adjacent one (quartiles in brackets)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
