@@ -20,6 +20,9 @@ typedef struct ge_prepare_ctx {
   const ge_infer_input *in;  /* types (shapes concrete when the plan is static) and constants */
   const ge_type *out;        /* inferred output types */
   int intra_threads;         /* ge.intraOpThreads */
+  /* ge.exec.disableWinograd: convolutions compute directly (no Winograd transforms, whose
+     float32 rounding differs from the direct sum's) */
+  bool no_winograd;
   /* The memory layout (a ge_layout, compiler/layout.h) of each input / output the plan
      decided; NULL = all plain.  A kernel must read and write its operands in these layouts. */
   const uint8_t *in_layout, *out_layout;

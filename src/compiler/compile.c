@@ -103,7 +103,7 @@ static ge_status fold_node(ge_plan *p, const ge_node *n, const ge_infer_input *i
 
   ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
                        .n_out = n->n_outputs, .in = in, .out = out_t,
-                       .intra_threads = p->opts.intra_threads};
+                       .intra_threads = p->opts.intra_threads, .no_winograd = p->opts.disable_winograd};
   const ge_kernel *k = NULL;
   void *state = NULL;
   GE_CHECK(pick_kernel(&pc, &k, &state));
@@ -223,7 +223,8 @@ static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in
   char where[256];
   ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
                        .n_out = n->n_outputs, .in = in, .out = out_t,
-                       .intra_threads = p->opts.intra_threads, .in_layout = in_layout,
+                       .intra_threads = p->opts.intra_threads, .no_winograd = p->opts.disable_winograd,
+                       .in_layout = in_layout,
                        .out_layout = out_layout};
   const ge_kernel *k = NULL;
   void *state = NULL;

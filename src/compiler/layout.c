@@ -182,7 +182,7 @@ static void node_prefs(const ge_plan *p, const ge_node *n, ge_infer_input *in, g
   }
   ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
                        .n_out = n->n_outputs, .in = in, .out = out_t,
-                       .intra_threads = p->opts.intra_threads};
+                       .intra_threads = p->opts.intra_threads, .no_winograd = p->opts.disable_winograd};
   k->layout_pref(&pc, ip, op);
 }
 

@@ -92,6 +92,9 @@ static ge_status apply_one(ge_options *o, const char *key, const char *value) {
   } else if (!strcmp(key, "ge.exec.disableReuseMemory")) {
     GE_CHECK(parse_bool(key, value, &bv));
     o->disable_reuse = bv;
+  } else if (!strcmp(key, "ge.exec.disableWinograd")) {
+    GE_CHECK(parse_bool(key, value, &bv));
+    o->disable_winograd = bv;
   } else if (!strcmp(key, "ge.enableSingleStream")) {
     GE_CHECK(parse_bool(key, value, &bv));
     o->single_stream = bv;

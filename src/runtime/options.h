@@ -15,6 +15,7 @@ typedef struct ge_options {
   int iterations_per_loop; /* >= 1 */
   bool single_stream;
   bool disable_reuse;
+  bool disable_winograd;    /* ge.exec.disableWinograd: direct 3x3 convolutions only */
   bool callback_async;
   int precision_mode;       /* ge.exec.precision_mode: a ge_precision_mode (passes/pass.h) */
   int layout_policy;        /* ge.exec.layout (hidden): a ge_layout_policy (compiler/layout.h) */

@@ -87,9 +87,13 @@ static void test_options(void **unused) {
   ge_option bad_bool[] = {{"ge.enableSingleStream", "maybe"}};
   assert_int_equal(ge_session_create(bad_bool, 1, &s), GE_ERR_INVALID_ARGUMENT);
   assert_non_null(strstr(ge_last_error(), "maybe"));
+  ge_option bad_wino[] = {{"ge.exec.disableWinograd", "sometimes"}};
+  assert_int_equal(ge_session_create(bad_wino, 1, &s), GE_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(ge_last_error(), "ge.exec.disableWinograd"));
   ge_option good[] = {{"ge.graphOptimizationLevel", "0"}, {"ge.exec.disableReuseMemory", "1"},
-                      {"ge.exec.precision_mode", "must_keep_origin_dtype"}, {"ge.exec.deviceId", "0"}};
-  assert_int_equal(ge_session_create(good, 4, &s), GE_OK);
+                      {"ge.exec.precision_mode", "must_keep_origin_dtype"}, {"ge.exec.deviceId", "0"},
+                      {"ge.exec.disableWinograd", "true"}};
+  assert_int_equal(ge_session_create(good, 5, &s), GE_OK);
   ge_session_free(s);
 }
 

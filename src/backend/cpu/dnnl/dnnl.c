@@ -292,7 +292,8 @@ static ge_status conv_prepare_impl(const ge_prepare_ctx *p, void **state, bool f
     /* attempt -1: Winograd (conv_wino_ok) with "any" activations, reordered per run; attempt 0:
        the decided non-plain layouts as they are; attempt 1: "any" (reorders) */
     bool fixed = !q && (xl != GE_LAYOUT_PLAIN || yl != GE_LAYOUT_PLAIN);
-    bool wino = !q && !transposed && cdt == dnnl_f32 && sum_in < 0 && conv_wino_ok(x, w, y, &gm, g, s->threads);
+    bool wino = !q && !transposed && !p->no_winograd && cdt == dnnl_f32 && sum_in < 0 &&
+                conv_wino_ok(x, w, y, &gm, g, s->threads);
     for (int attempt = wino ? -1 : fixed ? 0 : 1; attempt < 2; attempt++) {
       if (attempt == 0 && !fixed) continue;
       const dnnl_memory_desc_t *sa = attempt == 0 && xl != GE_LAYOUT_PLAIN ? &src_f : &src_a;

@@ -25,8 +25,9 @@
  * Taken where the processor has AVX-512F, the node computes in float32 (no bf16 or fp16 compute:
  * a bf16 mark on a processor without bf16 instructions computes in float32 everywhere) and
  * B is a constant without batch dims: MatMul and Gemm on plain operands, Conv on channels-last
- * ones with few output pixels, or a 3x3 stride-1 one of up to 28x28 pixels by Winograd F(2x2, 3x3)
- * (conv_geom); otherwise the node declines to oneDNN. */
+ * ones with few output pixels, or a 3x3 stride-1 one of up to 56x56 pixels by Winograd F(2x2, 3x3)
+ * or F(4x4, 3x3) (conv_geom; not with ge.exec.disableWinograd); otherwise the node declines to
+ * oneDNN. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3") /* the micro-kernel's row loops unroll into registers */
 #endif
@@ -67,9 +68,10 @@ typedef struct pg_state {
   float *bias_own;    /* Gemm: beta * C, when beta != 1 (C constant) */
   bool sum;           /* FusedConv input 3 (the residual), laid out as C */
   bool im2col;        /* A is gathered per run (not a 1x1, stride-1, unpadded convolution) */
-  bool wino;          /* a 3x3 convolution by Winograd F(2x2, 3x3): M tiles, K = Cin, N = Cout, 16 GEMMs */
+  bool wino;          /* a 3x3 convolution by Winograd F(m x m, 3x3): M tiles, K = Cin, N = Cout, ne GEMMs */
   int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw; /* its geometry */
-  int64_t th, tw;     /* Winograd: output tiles of 2x2 pixels per column and row */
+  int64_t th, tw;     /* Winograd: output tiles of m x m pixels per column and row */
+  int wm, ne;         /* Winograd: tile outputs m (2 or 4) and transformed elements ne = (m + 2)^2 */
   ge_fused_act act;
   float p0, p1;       /* activation parameters, as ge_dn_append_act reads them */
 } pg_state;
@@ -367,7 +369,7 @@ static void pg_chunk(void *arg, size_t begin, size_t end) {
   for (size_t u = begin; u < end; u++) pg_unit(arg, u);
 }
 
-/* ------------------------------------------------------------------ Winograd F(2x2, 3x3)
+/* ------------------------------------------------------------------ Winograd F(2x2, 3x3) (and F(4x4, 3x3) below)
 
    Y = A^T [ (G g G^T) . (B^T d B) ] A per 2x2 output tile, d its 4x4 input tile (stride 2,
    zero outside X), g a 3x3 filter:  B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],
@@ -386,8 +388,8 @@ static void pg_chunk(void *arg, size_t begin, size_t end) {
 #define PG_WINO_HOT_W ((size_t)1 << 20)
 #define PG_WINO_BLOCK ((size_t)1 << 20)
 static size_t wg_tiles_per_block(const pg_state *s) {
-  if (16 * s->K * s->N * sizeof(float) > PG_WINO_HOT_W) return s->M;
-  size_t tb = PG_WINO_BLOCK / (64 * (s->K + s->N)) / PG_MR * PG_MR;
+  if ((size_t)s->ne * s->K * s->N * sizeof(float) > PG_WINO_HOT_W) return s->M;
+  size_t tb = PG_WINO_BLOCK / ((size_t)s->ne * sizeof(float) * (s->K + s->N)) / PG_MR * PG_MR;
   if (tb < 4 * PG_MR) tb = 4 * PG_MR;
   return tb < s->M ? tb : s->M;
 }
@@ -396,22 +398,22 @@ typedef struct wg_job {
   const pg_state *s;
   const float *x, *bias, *sum;
   float *y, *buf;
-  size_t tb;  /* tiles per block: a block's V and M, [16][tiles][C] each, lie at buf + block * 16 * tb * (Cin + Cout) */
+  size_t tb;  /* tiles per block: a block's V and M, [ne][tiles][C] each, lie at buf + block * ne * tb * (Cin + Cout) */
 } wg_job;
 
 static size_t wg_block_tiles(const wg_job *g, size_t blk) {
   size_t t0 = blk * g->tb;
   return g->s->M - t0 < g->tb ? g->s->M - t0 : g->tb;
 }
-static float *wg_v(const wg_job *g, size_t blk) { return g->buf + blk * 16 * g->tb * (g->s->K + g->s->N); }
-static float *wg_m(const wg_job *g, size_t blk, size_t nt) { return wg_v(g, blk) + 16 * nt * g->s->K; }
+static float *wg_v(const wg_job *g, size_t blk) { return g->buf + blk * (size_t)g->s->ne * g->tb * (g->s->K + g->s->N); }
+static float *wg_m(const wg_job *g, size_t blk, size_t nt) { return wg_v(g, blk) + (size_t)g->s->ne * nt * g->s->K; }
 
-/* Tile t's image and the top-left pixel of its 2x2 outputs. */
+/* Tile t's image and the top-left pixel of its m x m outputs. */
 static void wg_tile(const pg_state *s, size_t t, size_t *n, int64_t *oy, int64_t *ox) {
   size_t tiles = (size_t)(s->th * s->tw), r = t % tiles;
   *n = t / tiles;
-  *oy = (int64_t)(r / (size_t)s->tw) * 2;
-  *ox = (int64_t)(r % (size_t)s->tw) * 2;
+  *oy = (int64_t)(r / (size_t)s->tw) * s->wm;
+  *ox = (int64_t)(r % (size_t)s->tw) * s->wm;
 }
 
 /* V[e][t - tb][c] = (B^T d B)[e] for tiles [t0, t1) of the block starting at tile tb, of nt tiles,
@@ -449,6 +451,106 @@ PG_TARGET static void wg_input(const wg_job *g, size_t tb, size_t nt, float *v, 
         for (int j = 0; j < 4; j++) _mm512_mask_storeu_ps(v + ((size_t)(i * 4 + j) * nt + t - tb) * C + c, mk, o[j]);
       }
     }
+  }
+}
+
+/* F(4x4, 3x3): B^T applied to the six vectors x[0], x[st], .. x[5 st] (one column or row of a
+   6x6 tile), into y[0], y[st2], ..:  B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
+   0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]. */
+PG_TARGET static inline void wg4_bt(const __m512 *x, int st, __m512 *y, int st2) {
+  const __m512 four = _mm512_set1_ps(4.f), five = _mm512_set1_ps(5.f);
+  __m512 d0 = x[0], d1 = x[st], d2 = x[2 * st], d3 = x[3 * st], d4 = x[4 * st], d5 = x[5 * st];
+  __m512 t1 = _mm512_fnmadd_ps(four, d2, d4), t2 = _mm512_fnmadd_ps(four, d1, d3); /* d4 - 4 d2, d3 - 4 d1 */
+  __m512 t3 = _mm512_sub_ps(d4, d2), t4 = _mm512_add_ps(_mm512_sub_ps(d3, d1), _mm512_sub_ps(d3, d1));
+  y[0] = _mm512_fmadd_ps(four, d0, _mm512_fnmadd_ps(five, d2, d4));
+  y[st2] = _mm512_add_ps(t1, t2);
+  y[2 * st2] = _mm512_sub_ps(t1, t2);
+  y[3 * st2] = _mm512_add_ps(t3, t4);
+  y[4 * st2] = _mm512_sub_ps(t3, t4);
+  y[5 * st2] = _mm512_fmadd_ps(four, d1, _mm512_fnmadd_ps(five, d3, d5));
+}
+
+/* The F(4x4, 3x3) input transform: V[e][t - tb][c] = (B^T d B)[e] for tiles [t0, t1), as
+   wg_input. */
+PG_TARGET static void wg_input4(const wg_job *g, size_t tb, size_t nt, float *v, size_t t0, size_t t1) {
+  const pg_state *s = g->s;
+  const size_t C = s->K;
+  for (size_t t = t0; t < t1; t++) {
+    size_t n;
+    int64_t iy0, ix0;
+    wg_tile(s, t, &n, &iy0, &ix0);
+    iy0 -= s->pt;
+    ix0 -= s->pl;
+    const float *px[6][6];
+    for (int i = 0; i < 6; i++)
+      for (int j = 0; j < 6; j++) {
+        int64_t iy = iy0 + i, ix = ix0 + j;
+        px[i][j] = iy < 0 || iy >= s->h || ix < 0 || ix >= s->w ? NULL
+                                                                : g->x + (size_t)((n * s->h + iy) * s->w + ix) * C;
+      }
+    for (size_t c = 0; c < C; c += 16) {
+      __mmask16 mk = cols_mask(C - c, 0);
+      __m512 d[6][6], q[6][6], o[6];
+      for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) d[i][j] = px[i][j] ? _mm512_maskz_loadu_ps(mk, px[i][j] + c) : _mm512_setzero_ps();
+      for (int j = 0; j < 6; j++) wg4_bt(&d[0][j], 6, &q[0][j], 6); /* B^T d, by columns */
+      for (int i = 0; i < 6; i++) {                                 /* (B^T d) B, by rows */
+        wg4_bt(q[i], 1, o, 1);
+        for (int j = 0; j < 6; j++) _mm512_mask_storeu_ps(v + ((size_t)(i * 6 + j) * nt + t - tb) * C + c, mk, o[j]);
+      }
+    }
+  }
+}
+
+/* F(4x4, 3x3): A^T applied to the six vectors x[0], x[st], ..: four into y[0], y[st2], ..:
+   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]. */
+PG_TARGET static inline void wg4_at(const __m512 *x, int st, __m512 *y, int st2) {
+  __m512 s12 = _mm512_add_ps(x[st], x[2 * st]), d12 = _mm512_sub_ps(x[st], x[2 * st]);
+  __m512 s34 = _mm512_add_ps(x[3 * st], x[4 * st]), d34 = _mm512_sub_ps(x[3 * st], x[4 * st]);
+  y[0] = _mm512_add_ps(_mm512_add_ps(x[0], s12), s34);
+  y[st2] = _mm512_fmadd_ps(_mm512_set1_ps(2.f), d34, d12);
+  y[2 * st2] = _mm512_fmadd_ps(_mm512_set1_ps(4.f), s34, s12);
+  y[3 * st2] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), x[5 * st]);
+}
+
+/* The F(4x4, 3x3) output transform with the bias, the residual and the activation, as
+   wg_output. */
+PG_TARGET static void wg_output4(const wg_job *g, size_t tb, size_t nt, const float *mb, size_t t0, size_t t1) {
+  const pg_state *s = g->s;
+  const size_t N = s->N;
+  const bool relu = s->act == GE_ACT_RELU;
+  for (size_t t = t0; t < t1; t++) {
+    size_t n;
+    int64_t oy0, ox0;
+    wg_tile(s, t, &n, &oy0, &ox0);
+    float *py[4][4];
+    for (int a = 0; a < 4; a++)
+      for (int b = 0; b < 4; b++)
+        py[a][b] = oy0 + a < s->oh && ox0 + b < s->ow ? g->y + (size_t)((n * s->oh + oy0 + a) * s->ow + ox0 + b) * N
+                                                      : NULL;
+    for (size_t k = 0; k < N; k += 16) {
+      __mmask16 mk = cols_mask(N - k, 0);
+      __m512 m[6][6], q[4][6], o[4];
+      for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) m[i][j] = _mm512_maskz_loadu_ps(mk, mb + ((size_t)(i * 6 + j) * nt + t - tb) * N + k);
+      for (int j = 0; j < 6; j++) wg4_at(&m[0][j], 6, &q[0][j], 6); /* A^T M, by columns */
+      __m512 bv = g->bias ? _mm512_maskz_loadu_ps(mk, g->bias + k) : _mm512_setzero_ps();
+      for (int a = 0; a < 4; a++) { /* (A^T M) A, by rows */
+        wg4_at(q[a], 1, o, 1);
+        for (int b = 0; b < 4; b++) {
+          float *yp = py[a][b];
+          if (!yp) continue;
+          __m512 r = _mm512_add_ps(o[b], bv);
+          if (g->sum) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mk, g->sum + (yp - g->y) + k));
+          if (relu) r = _mm512_max_ps(r, _mm512_setzero_ps());
+          _mm512_mask_storeu_ps(yp + k, mk, r);
+        }
+      }
+    }
+    if (s->act != GE_ACT_NONE && !relu)
+      for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+          if (py[a][b]) ge_fo_act_inplace(s->act, s->p0, s->p1, py[a][b], N);
   }
 }
 
@@ -511,10 +613,19 @@ PG_TARGET static void wg_output(const wg_job *g, size_t tb, size_t nt, const flo
   }
 }
 
+static void wg_in(const wg_job *g, size_t tb, size_t nt, float *v, size_t t0, size_t t1) {
+  if (g->s->wm == 4) wg_input4(g, tb, nt, v, t0, t1);
+  else wg_input(g, tb, nt, v, t0, t1);
+}
+static void wg_out(const wg_job *g, size_t tb, size_t nt, const float *m, size_t t0, size_t t1) {
+  if (g->s->wm == 4) wg_output4(g, tb, nt, m, t0, t1);
+  else wg_output(g, tb, nt, m, t0, t1);
+}
+
 /* stream mode: one block of all the tiles, each phase split over the threads */
 static void wg_input_chunk(void *arg, size_t t0, size_t t1) {
   const wg_job *g = arg;
-  wg_input(g, 0, g->s->M, wg_v(g, 0), t0, t1);
+  wg_in(g, 0, g->s->M, wg_v(g, 0), t0, t1);
 }
 static void wg_gemm_chunk(void *arg, size_t e0, size_t e1) {
   const wg_job *g = arg;
@@ -522,7 +633,7 @@ static void wg_gemm_chunk(void *arg, size_t e0, size_t e1) {
 }
 static void wg_output_chunk(void *arg, size_t t0, size_t t1) {
   const wg_job *g = arg;
-  wg_output(g, 0, g->s->M, wg_m(g, 0, g->s->M), t0, t1);
+  wg_out(g, 0, g->s->M, wg_m(g, 0, g->s->M), t0, t1);
 }
 
 /* blocked mode: each block whole (its V and M stay in cache), the blocks split over the threads */
@@ -531,13 +642,13 @@ static void wg_block_chunk(void *arg, size_t b0, size_t b1) {
   for (size_t blk = b0; blk < b1; blk++) {
     size_t tb = blk * g->tb, nt = wg_block_tiles(g, blk);
     float *v = wg_v(g, blk), *m = wg_m(g, blk, nt);
-    wg_input(g, tb, nt, v, tb, tb + nt);
-    wg_gemms(g, nt, v, m, 0, 16);
-    wg_output(g, tb, nt, m, tb, tb + nt);
+    wg_in(g, tb, nt, v, tb, tb + nt);
+    wg_gemms(g, nt, v, m, 0, (size_t)g->s->ne);
+    wg_out(g, tb, nt, m, tb, tb + nt);
   }
 }
 
-/* The whole Winograd convolution of one run; buf holds V and M (16 * tiles * (Cin + Cout)
+/* The whole Winograd convolution of one run; buf holds V and M (ne * tiles * (Cin + Cout)
    floats, tiles = s->M). */
 static void wg_run(const pg_state *s, int threads, const float *x, const float *bias, const float *sum, float *y,
                    float *buf) {
@@ -551,8 +662,9 @@ static void wg_run(const pg_state *s, int threads, const float *x, const float *
   int tt = threads < (int)s->M ? threads : (int)s->M;
   if (tt > 1) ge_parallel_for(tt, s->M, wg_input_chunk, &g);
   else wg_input_chunk(&g, 0, s->M);
-  if (threads > 1) ge_parallel_for(threads < 16 ? threads : 16, 16, wg_gemm_chunk, &g);
-  else wg_gemm_chunk(&g, 0, 16);
+  size_t ne = (size_t)s->ne;
+  if (threads > 1) ge_parallel_for((size_t)threads < ne ? threads : (int)ne, ne, wg_gemm_chunk, &g);
+  else wg_gemm_chunk(&g, 0, ne);
   if (tt > 1) ge_parallel_for(tt, s->M, wg_output_chunk, &g);
   else wg_output_chunk(&g, 0, s->M);
 }
@@ -629,6 +741,19 @@ static ge_status gemm_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size_t
    GoogLeNet's 3x3 layers at 2 threads 0.59-0.81x; but its 56x56x64 layers 2.7 -> 5.4 ms (the
    transformed tiles, 4x the activations, no longer stay in cache) */
 #define PG_WINO_MAX_PX 784
+/* From 400 pixels on (20 x 20) up to 56 x 56 an image, Winograd F(4x4, 3x3) instead (wg_input4,
+   wg_output4): 36 GEMMs on 6x6 tiles, 4x fewer multiplies than the direct convolution where
+   F(2x2) saves 2.25x, and the transformed tiles take 2.25 floats per output pixel instead of 4,
+   so that 56x56 fits.  Per-layer minima, alternating builds (F(2x2) / oneDNN's F(4x4) with its
+   reorders against this): ResNet-50's 28x28x128 layers 4.04 -> 3.01 ms at 1 thread, 2.23 ->
+   1.50 at 2; its 56x56x64 ones 2.65 -> 2.22 and 1.58 -> 1.12; GoogLeNet's 28x28 layers
+   0.49-0.65x, its 56x56x192 one 0.77-0.90x.  At 14x14 F(4x4) loses (1.34x: 16 tiles of 4x4
+   for 196 pixels, and 9x the weights' floats to stream).  Its rounding: the transforms multiply
+   by up to 25 and 8, so the result is off by up to about 1e-4 of the outputs' root mean square
+   (F(2x2) and the direct sum: a few 1e-6); oneDNN's F(4x4) kernel does the same, and
+   ge.exec.disableWinograd=1 turns both off. */
+#define PG_WINO4_MIN_PX 400
+#define PG_WINO4_MAX_PX 3136
 static ge_status conv_geom(const ge_prepare_ctx *p, pg_state *g, size_t *M, size_t *K, size_t *N) {
   const ge_shape *x = &p->in[0].type->shape, *w = &p->in[1].type->shape, *y = &p->out[0].shape;
   if (x->rank != 4 || w->rank != 4 || y->rank != 4) return decline(p, "not a 2-D convolution");
@@ -653,12 +778,16 @@ static ge_status conv_geom(const ge_prepare_ctx *p, pg_state *g, size_t *M, size
   *M = (size_t)(g->n * g->oh * g->ow);
   *K = (size_t)(g->kh * g->kw * g->c);
   *N = (size_t)w->dims[0];
-  if (*M > PG_CONV_MAX_M && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 && g->dw == 1 &&
-      g->oh * g->ow <= PG_WINO_MAX_PX) {
+  int64_t px = g->oh * g->ow;
+  if (*M > PG_CONV_MAX_M && !p->no_winograd && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 &&
+      g->dh == 1 && g->dw == 1 &&
+      px <= PG_WINO4_MAX_PX && (px <= PG_WINO_MAX_PX || px >= PG_WINO4_MIN_PX)) {
     g->wino = true;
     g->im2col = false;
-    g->th = (g->oh + 1) / 2;
-    g->tw = (g->ow + 1) / 2;
+    g->wm = px >= PG_WINO4_MIN_PX ? 4 : 2;
+    g->ne = (g->wm + 2) * (g->wm + 2);
+    g->th = (g->oh + g->wm - 1) / g->wm;
+    g->tw = (g->ow + g->wm - 1) / g->wm;
     *M = (size_t)(g->n * g->th * g->tw);
     *K = (size_t)g->c;
   } else if (*M > PG_CONV_MAX_M)
@@ -690,24 +819,29 @@ static void gather_cols(const pg_state *s, const float *x, float *col) {
       }
 }
 
-/* A Winograd convolution's weights [Cout, Cin, 3, 3]: U[e][ci][co] = (G g G^T)[e], packed as 16
-   matrices [Cin x Cout] (K = Cin, N = Cout).  False when out of memory. */
-static bool pack_wino(const float *w, size_t K, size_t N, float *bp) {
-  float *u = malloc(16 * K * N * sizeof(float));
+/* A Winograd convolution's weights [Cout, Cin, 3, 3]: U[e][ci][co] = (G g G^T)[e], packed as ne =
+   (m + 2)^2 matrices [Cin x Cout] (K = Cin, N = Cout), for tiles of m = 2 or 4 outputs.  The
+   products are formed in double and rounded once.  False when out of memory. */
+static bool pack_wino(const float *w, size_t K, size_t N, int m, float *bp) {
+  const int a = m + 2, ne = a * a;
+  float *u = malloc((size_t)ne * K * N * sizeof(float));
   if (!u) return false;
-  static const float G[4][3] = {{1.f, 0.f, 0.f}, {.5f, .5f, .5f}, {.5f, -.5f, .5f}, {0.f, 0.f, 1.f}};
+  static const double G2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
+  static const double G4[6][3] = {{1. / 4, 0, 0},          {-1. / 6, -1. / 6, -1. / 6}, {-1. / 6, 1. / 6, -1. / 6},
+                                  {1. / 24, 1. / 12, 1. / 6}, {1. / 24, -1. / 12, 1. / 6}, {0, 0, 1}};
+  const double(*G)[3] = m == 4 ? G4 : G2;
   for (size_t co = 0; co < N; co++)
     for (size_t ci = 0; ci < K; ci++) {
       const float *f = w + (co * K + ci) * 9;
-      float t[4][3];
-      for (int i = 0; i < 4; i++)
+      double t[6][3];
+      for (int i = 0; i < a; i++)
         for (int b = 0; b < 3; b++) t[i][b] = G[i][0] * f[b] + G[i][1] * f[3 + b] + G[i][2] * f[6 + b];
-      for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
-          u[((size_t)(i * 4 + j) * K + ci) * N + co] = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];
+      for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++)
+          u[((size_t)(i * a + j) * K + ci) * N + co] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
     }
   size_t np = (N + PG_NR - 1) / PG_NR;
-  for (size_t e = 0; e < 16; e++) pack_b(u + e * K * N, K, N, false, 1.f, bp + e * np * K * PG_NR);
+  for (size_t e = 0; e < (size_t)ne; e++) pack_b(u + e * K * N, K, N, false, 1.f, bp + e * np * K * PG_NR);
   free(u);
   return true;
 }
@@ -770,13 +904,13 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
     if (ge_fo_in_dtype(p, 2) != GE_F32 || !ge_shape_numel(&p->in[2].type->shape, &bn) || bn != N)
       return decline(p, "bias");
   }
-  size_t np = (N + PG_NR - 1) / PG_NR, nb = geo.wino ? 16 : 1; /* packed B matrices */
+  size_t np = (N + PG_NR - 1) / PG_NR, nb = geo.wino ? (size_t)geo.ne : 1; /* packed B matrices */
   if (np > SIZE_MAX / PG_NR / K / sizeof(float) / nb) return decline(p, "too large");
   pg_state *s = calloc(1, sizeof *s);
   float *bp = s ? ge_aligned_alloc(nb * np * K * PG_NR * sizeof(float)) : NULL;
   const float *w = p->in[1].value->data;
   bool packed = bp != NULL;
-  if (packed && geo.wino) packed = pack_wino(w, K, N, bp);
+  if (packed && geo.wino) packed = pack_wino(w, K, N, geo.wm, bp);
   else if (packed && conv && (geo.kh != 1 || geo.kw != 1)) packed = pack_taps(&geo, w, K, N, bp);
   else if (packed) pack_b(w, K, N, trans_b, alpha, bp);
   if (packed && bias && beta != 1.f) { /* gemm_geom: C is constant here */
@@ -835,7 +969,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   /* the gathered A (Winograd: V and M), in this thread's scratch */
   const float *a = A->data;
   float *col = NULL;
-  size_t coln = s->wino ? 16 * s->M * (s->K + s->N) : s->M * s->K;
+  size_t coln = s->wino ? (size_t)s->ne * s->M * (s->K + s->N) : s->M * s->K;
   if (s->im2col || s->wino) {
     col = ge_cpu_thread_scratch(coln * sizeof(float));
     if (!col)
