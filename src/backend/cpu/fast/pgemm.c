@@ -416,48 +416,19 @@ static void wg_tile(const pg_state *s, size_t t, size_t *n, int64_t *oy, int64_t
   *ox = (int64_t)(r % (size_t)s->tw) * s->wm;
 }
 
-/* V[e][t - tb][c] = (B^T d B)[e] for tiles [t0, t1) of the block starting at tile tb, of nt tiles,
-   16 channels at a time. */
-PG_TARGET static void wg_input(const wg_job *g, size_t tb, size_t nt, float *v, size_t t0, size_t t1) {
-  const pg_state *s = g->s;
-  const size_t C = s->K;
-  for (size_t t = t0; t < t1; t++) {
-    size_t n;
-    int64_t iy0, ix0;
-    wg_tile(s, t, &n, &iy0, &ix0);
-    iy0 -= s->pt;
-    ix0 -= s->pl;
-    const float *px[4][4];
-    for (int i = 0; i < 4; i++)
-      for (int j = 0; j < 4; j++) {
-        int64_t iy = iy0 + i, ix = ix0 + j;
-        px[i][j] = iy < 0 || iy >= s->h || ix < 0 || ix >= s->w ? NULL
-                                                                : g->x + (size_t)((n * s->h + iy) * s->w + ix) * C;
-      }
-    for (size_t c = 0; c < C; c += 16) {
-      __mmask16 mk = cols_mask(C - c, 0);
-      __m512 d[4][4], q[4][4];
-      for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) d[i][j] = px[i][j] ? _mm512_maskz_loadu_ps(mk, px[i][j] + c) : _mm512_setzero_ps();
-      for (int j = 0; j < 4; j++) { /* B^T d */
-        q[0][j] = _mm512_sub_ps(d[0][j], d[2][j]);
-        q[1][j] = _mm512_add_ps(d[1][j], d[2][j]);
-        q[2][j] = _mm512_sub_ps(d[2][j], d[1][j]);
-        q[3][j] = _mm512_sub_ps(d[1][j], d[3][j]);
-      }
-      for (int i = 0; i < 4; i++) { /* (B^T d) B */
-        __m512 o[4] = {_mm512_sub_ps(q[i][0], q[i][2]), _mm512_add_ps(q[i][1], q[i][2]),
-                       _mm512_sub_ps(q[i][2], q[i][1]), _mm512_sub_ps(q[i][1], q[i][3])};
-        for (int j = 0; j < 4; j++) _mm512_mask_storeu_ps(v + ((size_t)(i * 4 + j) * nt + t - tb) * C + c, mk, o[j]);
-      }
-    }
+/* The transforms of one column or row of a tile: the vectors x[0], x[st], .. in, y[0], y[st2],
+   .. out.  F(2x2, 3x3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], A^T = [1 1 1 0; 0 1 -1 -1].
+   F(4x4, 3x3): B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0;
+   0 4 0 -5 0 1], A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]. */
+PG_TARGET static inline __attribute__((always_inline)) void wg_bt(const __m512 *x, int st, __m512 *y, int st2,
+                                                                   const int m) {
+  if (m == 2) {
+    y[0] = _mm512_sub_ps(x[0], x[2 * st]);
+    y[st2] = _mm512_add_ps(x[st], x[2 * st]);
+    y[2 * st2] = _mm512_sub_ps(x[2 * st], x[st]);
+    y[3 * st2] = _mm512_sub_ps(x[st], x[3 * st]);
+    return;
   }
-}
-
-/* F(4x4, 3x3): B^T applied to the six vectors x[0], x[st], .. x[5 st] (one column or row of a
-   6x6 tile), into y[0], y[st2], ..:  B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0;
-   0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]. */
-PG_TARGET static inline void wg4_bt(const __m512 *x, int st, __m512 *y, int st2) {
   const __m512 four = _mm512_set1_ps(4.f), five = _mm512_set1_ps(5.f);
   __m512 d0 = x[0], d1 = x[st], d2 = x[2 * st], d3 = x[3 * st], d4 = x[4 * st], d5 = x[5 * st];
   __m512 t1 = _mm512_fnmadd_ps(four, d2, d4), t2 = _mm512_fnmadd_ps(four, d1, d3); /* d4 - 4 d2, d3 - 4 d1 */
@@ -469,42 +440,13 @@ PG_TARGET static inline void wg4_bt(const __m512 *x, int st, __m512 *y, int st2)
   y[4 * st2] = _mm512_sub_ps(t3, t4);
   y[5 * st2] = _mm512_fmadd_ps(four, d1, _mm512_fnmadd_ps(five, d3, d5));
 }
-
-/* The F(4x4, 3x3) input transform: V[e][t - tb][c] = (B^T d B)[e] for tiles [t0, t1), as
-   wg_input. */
-PG_TARGET static void wg_input4(const wg_job *g, size_t tb, size_t nt, float *v, size_t t0, size_t t1) {
-  const pg_state *s = g->s;
-  const size_t C = s->K;
-  for (size_t t = t0; t < t1; t++) {
-    size_t n;
-    int64_t iy0, ix0;
-    wg_tile(s, t, &n, &iy0, &ix0);
-    iy0 -= s->pt;
-    ix0 -= s->pl;
-    const float *px[6][6];
-    for (int i = 0; i < 6; i++)
-      for (int j = 0; j < 6; j++) {
-        int64_t iy = iy0 + i, ix = ix0 + j;
-        px[i][j] = iy < 0 || iy >= s->h || ix < 0 || ix >= s->w ? NULL
-                                                                : g->x + (size_t)((n * s->h + iy) * s->w + ix) * C;
-      }
-    for (size_t c = 0; c < C; c += 16) {
-      __mmask16 mk = cols_mask(C - c, 0);
-      __m512 d[6][6], q[6][6], o[6];
-      for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++) d[i][j] = px[i][j] ? _mm512_maskz_loadu_ps(mk, px[i][j] + c) : _mm512_setzero_ps();
-      for (int j = 0; j < 6; j++) wg4_bt(&d[0][j], 6, &q[0][j], 6); /* B^T d, by columns */
-      for (int i = 0; i < 6; i++) {                                 /* (B^T d) B, by rows */
-        wg4_bt(q[i], 1, o, 1);
-        for (int j = 0; j < 6; j++) _mm512_mask_storeu_ps(v + ((size_t)(i * 6 + j) * nt + t - tb) * C + c, mk, o[j]);
-      }
-    }
+PG_TARGET static inline __attribute__((always_inline)) void wg_at(const __m512 *x, int st, __m512 *y, int st2,
+                                                                   const int m) {
+  if (m == 2) {
+    y[0] = _mm512_add_ps(_mm512_add_ps(x[0], x[st]), x[2 * st]);
+    y[st2] = _mm512_sub_ps(_mm512_sub_ps(x[st], x[2 * st]), x[3 * st]);
+    return;
   }
-}
-
-/* F(4x4, 3x3): A^T applied to the six vectors x[0], x[st], ..: four into y[0], y[st2], ..:
-   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]. */
-PG_TARGET static inline void wg4_at(const __m512 *x, int st, __m512 *y, int st2) {
   __m512 s12 = _mm512_add_ps(x[st], x[2 * st]), d12 = _mm512_sub_ps(x[st], x[2 * st]);
   __m512 s34 = _mm512_add_ps(x[3 * st], x[4 * st]), d34 = _mm512_sub_ps(x[3 * st], x[4 * st]);
   y[0] = _mm512_add_ps(_mm512_add_ps(x[0], s12), s34);
@@ -513,44 +455,37 @@ PG_TARGET static inline void wg4_at(const __m512 *x, int st, __m512 *y, int st2)
   y[3 * st2] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), x[5 * st]);
 }
 
-/* The F(4x4, 3x3) output transform with the bias, the residual and the activation, as
-   wg_output. */
-PG_TARGET static void wg_output4(const wg_job *g, size_t tb, size_t nt, const float *mb, size_t t0, size_t t1) {
+/* V[e][t - tb][c] = (B^T d B)[e] for tiles [t0, t1) of the block starting at tile tb, of nt tiles,
+   16 channels at a time; d is the tile's (m + 2) x (m + 2) input pixels. */
+PG_TARGET static inline __attribute__((always_inline)) void wg_input_m(const wg_job *g, size_t tb, size_t nt, float *v,
+                                                                        size_t t0, size_t t1, const int m) {
   const pg_state *s = g->s;
-  const size_t N = s->N;
-  const bool relu = s->act == GE_ACT_RELU;
+  const size_t C = s->K;
+  const int a = m + 2;
   for (size_t t = t0; t < t1; t++) {
     size_t n;
-    int64_t oy0, ox0;
-    wg_tile(s, t, &n, &oy0, &ox0);
-    float *py[4][4];
-    for (int a = 0; a < 4; a++)
-      for (int b = 0; b < 4; b++)
-        py[a][b] = oy0 + a < s->oh && ox0 + b < s->ow ? g->y + (size_t)((n * s->oh + oy0 + a) * s->ow + ox0 + b) * N
-                                                      : NULL;
-    for (size_t k = 0; k < N; k += 16) {
-      __mmask16 mk = cols_mask(N - k, 0);
-      __m512 m[6][6], q[4][6], o[4];
-      for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++) m[i][j] = _mm512_maskz_loadu_ps(mk, mb + ((size_t)(i * 6 + j) * nt + t - tb) * N + k);
-      for (int j = 0; j < 6; j++) wg4_at(&m[0][j], 6, &q[0][j], 6); /* A^T M, by columns */
-      __m512 bv = g->bias ? _mm512_maskz_loadu_ps(mk, g->bias + k) : _mm512_setzero_ps();
-      for (int a = 0; a < 4; a++) { /* (A^T M) A, by rows */
-        wg4_at(q[a], 1, o, 1);
-        for (int b = 0; b < 4; b++) {
-          float *yp = py[a][b];
-          if (!yp) continue;
-          __m512 r = _mm512_add_ps(o[b], bv);
-          if (g->sum) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mk, g->sum + (yp - g->y) + k));
-          if (relu) r = _mm512_max_ps(r, _mm512_setzero_ps());
-          _mm512_mask_storeu_ps(yp + k, mk, r);
-        }
+    int64_t iy0, ix0;
+    wg_tile(s, t, &n, &iy0, &ix0);
+    iy0 -= s->pt;
+    ix0 -= s->pl;
+    const float *px[6][6];
+    for (int i = 0; i < a; i++)
+      for (int j = 0; j < a; j++) {
+        int64_t iy = iy0 + i, ix = ix0 + j;
+        px[i][j] = iy < 0 || iy >= s->h || ix < 0 || ix >= s->w ? NULL
+                                                                : g->x + (size_t)((n * s->h + iy) * s->w + ix) * C;
+      }
+    for (size_t c = 0; c < C; c += 16) {
+      __mmask16 mk = cols_mask(C - c, 0);
+      __m512 d[6][6], q[6][6], o[6];
+      for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++) d[i][j] = px[i][j] ? _mm512_maskz_loadu_ps(mk, px[i][j] + c) : _mm512_setzero_ps();
+      for (int j = 0; j < a; j++) wg_bt(&d[0][j], 6, &q[0][j], 6, m); /* B^T d, by columns */
+      for (int i = 0; i < a; i++) {                                   /* (B^T d) B, by rows */
+        wg_bt(q[i], 1, o, 1, m);
+        for (int j = 0; j < a; j++) _mm512_mask_storeu_ps(v + ((size_t)(i * a + j) * nt + t - tb) * C + c, mk, o[j]);
       }
     }
-    if (s->act != GE_ACT_NONE && !relu)
-      for (int a = 0; a < 4; a++)
-        for (int b = 0; b < 4; b++)
-          if (py[a][b]) ge_fo_act_inplace(s->act, s->p0, s->p1, py[a][b], N);
   }
 }
 
@@ -569,57 +504,56 @@ static void wg_gemms(const wg_job *g, size_t nt, const float *v, float *m, size_
 }
 
 /* Y = A^T M A for tiles [t0, t1) of the block starting at tile tb, of nt tiles, plus the bias
-   and the residual, then the activation. */
-PG_TARGET static void wg_output(const wg_job *g, size_t tb, size_t nt, const float *mb, size_t t0, size_t t1) {
+   and the residual, then the activation; each tile gives m x m output pixels. */
+PG_TARGET static inline __attribute__((always_inline)) void wg_output_m(const wg_job *g, size_t tb, size_t nt,
+                                                                         const float *mb, size_t t0, size_t t1,
+                                                                         const int m) {
   const pg_state *s = g->s;
   const size_t N = s->N;
+  const int a = m + 2;
   const bool relu = s->act == GE_ACT_RELU; /* in registers; the others after each pixel is stored */
   for (size_t t = t0; t < t1; t++) {
     size_t n;
     int64_t oy0, ox0;
     wg_tile(s, t, &n, &oy0, &ox0);
-    float *py[2][2];
-    for (int a = 0; a < 2; a++)
-      for (int b = 0; b < 2; b++)
-        py[a][b] = oy0 + a < s->oh && ox0 + b < s->ow ? g->y + (size_t)((n * s->oh + oy0 + a) * s->ow + ox0 + b) * N
+    float *py[4][4];
+    for (int i = 0; i < m; i++)
+      for (int j = 0; j < m; j++)
+        py[i][j] = oy0 + i < s->oh && ox0 + j < s->ow ? g->y + (size_t)((n * s->oh + oy0 + i) * s->ow + ox0 + j) * N
                                                       : NULL;
     for (size_t k = 0; k < N; k += 16) {
       __mmask16 mk = cols_mask(N - k, 0);
-      __m512 m[4][4], q[2][4];
-      for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) m[i][j] = _mm512_maskz_loadu_ps(mk, mb + ((size_t)(i * 4 + j) * nt + t - tb) * N + k);
-      for (int j = 0; j < 4; j++) { /* A^T M */
-        q[0][j] = _mm512_add_ps(_mm512_add_ps(m[0][j], m[1][j]), m[2][j]);
-        q[1][j] = _mm512_sub_ps(_mm512_sub_ps(m[1][j], m[2][j]), m[3][j]);
-      }
+      __m512 e[6][6], q[4][6], o[4];
+      for (int i = 0; i < a; i++)
+        for (int j = 0; j < a; j++) e[i][j] = _mm512_maskz_loadu_ps(mk, mb + ((size_t)(i * a + j) * nt + t - tb) * N + k);
+      for (int j = 0; j < a; j++) wg_at(&e[0][j], 6, &q[0][j], 6, m); /* A^T M, by columns */
       __m512 bv = g->bias ? _mm512_maskz_loadu_ps(mk, g->bias + k) : _mm512_setzero_ps();
-      for (int a = 0; a < 2; a++) { /* (A^T M) A */
-        __m512 o[2] = {_mm512_add_ps(_mm512_add_ps(q[a][0], q[a][1]), q[a][2]),
-                       _mm512_sub_ps(_mm512_sub_ps(q[a][1], q[a][2]), q[a][3])};
-        for (int b = 0; b < 2; b++) {
-          float *yp = py[a][b];
+      for (int i = 0; i < m; i++) { /* (A^T M) A, by rows */
+        wg_at(q[i], 1, o, 1, m);
+        for (int j = 0; j < m; j++) {
+          float *yp = py[i][j];
           if (!yp) continue;
-          __m512 v = _mm512_add_ps(o[b], bv);
-          if (g->sum) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, g->sum + (yp - g->y) + k));
-          if (relu) v = _mm512_max_ps(v, _mm512_setzero_ps());
-          _mm512_mask_storeu_ps(yp + k, mk, v);
+          __m512 r = _mm512_add_ps(o[j], bv);
+          if (g->sum) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mk, g->sum + (yp - g->y) + k));
+          if (relu) r = _mm512_max_ps(r, _mm512_setzero_ps());
+          _mm512_mask_storeu_ps(yp + k, mk, r);
         }
       }
     }
     if (s->act != GE_ACT_NONE && !relu)
-      for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++)
-          if (py[a][b]) ge_fo_act_inplace(s->act, s->p0, s->p1, py[a][b], N);
+      for (int i = 0; i < m; i++)
+        for (int j = 0; j < m; j++)
+          if (py[i][j]) ge_fo_act_inplace(s->act, s->p0, s->p1, py[i][j], N);
   }
 }
 
-static void wg_in(const wg_job *g, size_t tb, size_t nt, float *v, size_t t0, size_t t1) {
-  if (g->s->wm == 4) wg_input4(g, tb, nt, v, t0, t1);
-  else wg_input(g, tb, nt, v, t0, t1);
+PG_TARGET static void wg_in(const wg_job *g, size_t tb, size_t nt, float *v, size_t t0, size_t t1) {
+  if (g->s->wm == 4) wg_input_m(g, tb, nt, v, t0, t1, 4);
+  else wg_input_m(g, tb, nt, v, t0, t1, 2);
 }
-static void wg_out(const wg_job *g, size_t tb, size_t nt, const float *m, size_t t0, size_t t1) {
-  if (g->s->wm == 4) wg_output4(g, tb, nt, m, t0, t1);
-  else wg_output(g, tb, nt, m, t0, t1);
+PG_TARGET static void wg_out(const wg_job *g, size_t tb, size_t nt, const float *m, size_t t0, size_t t1) {
+  if (g->s->wm == 4) wg_output_m(g, tb, nt, m, t0, t1, 4);
+  else wg_output_m(g, tb, nt, m, t0, t1, 2);
 }
 
 /* stream mode: one block of all the tiles, each phase split over the threads */
@@ -741,8 +675,8 @@ static ge_status gemm_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size_t
    GoogLeNet's 3x3 layers at 2 threads 0.59-0.81x; but its 56x56x64 layers 2.7 -> 5.4 ms (the
    transformed tiles, 4x the activations, no longer stay in cache) */
 #define PG_WINO_MAX_PX 784
-/* From 400 pixels on (20 x 20) up to 56 x 56 an image, Winograd F(4x4, 3x3) instead (wg_input4,
-   wg_output4): 36 GEMMs on 6x6 tiles, 4x fewer multiplies than the direct convolution where
+/* From 400 pixels on (20 x 20) up to 56 x 56 an image, Winograd F(4x4, 3x3) instead (wg_bt,
+   wg_at): 36 GEMMs on 6x6 tiles, 4x fewer multiplies than the direct convolution where
    F(2x2) saves 2.25x, and the transformed tiles take 2.25 floats per output pixel instead of 4,
    so that 56x56 fits.  Per-layer minima, alternating builds (F(2x2) / oneDNN's F(4x4) with its
    reorders against this): ResNet-50's 28x28x128 layers 4.04 -> 3.01 ms at 1 thread, 2.23 ->
