@@ -369,7 +369,7 @@ static void pg_chunk(void *arg, size_t begin, size_t end) {
   for (size_t u = begin; u < end; u++) pg_unit(arg, u);
 }
 
-/* ------------------------------------------------------------------ Winograd F(2x2, 3x3) (and F(4x4, 3x3) below)
+/* ------------------------------------------------------------------ Winograd F(2x2, 3x3) and F(4x4, 3x3)
 
    Y = A^T [ (G g G^T) . (B^T d B) ] A per 2x2 output tile, d its 4x4 input tile (stride 2,
    zero outside X), g a 3x3 filter:  B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1],
@@ -378,7 +378,10 @@ static void pg_chunk(void *arg, size_t begin, size_t end) {
    V_e [T x Cin] x U_e [Cin x Cout], T the tiles; U_e is packed once into panels (prepare),
    V (the transformed input) and M (the products) are [16][T][C] buffers of the run.  2.25x
    fewer multiplies than the direct convolution; the transforms add and subtract only (and
-   the filter's halves are exact), so it rounds about as the direct form does. */
+   the filter's halves are exact), so it rounds about as the direct form does.
+   F(4x4, 3x3) (conv_geom: from PG_WINO4_MIN_PX output pixels) is the same with 6x6 input tiles
+   at stride 4, 36 elements and 4x4 outputs: V and M are [36][T][C]; its matrices are in wg_bt,
+   wg_at and pack_wino. */
 
 /* Tiles per block.  Transformed weights (16 x Cin x Cout floats) that stay in L2 are read once
    per block: the tiles are then taken in blocks whose V and M (64 (Cin + Cout) bytes a tile)
