@@ -101,9 +101,7 @@ static ge_status fold_node(ge_plan *p, const ge_node *n, const ge_infer_input *i
     if (in[i].present && in[i].value) in_bytes += in[i].value->nbytes;
   if (out_bytes > GE_FOLD_SMALL_BYTES && out_bytes > 2 * in_bytes) return GE_OK;
 
-  ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
-                       .n_out = n->n_outputs, .in = in, .out = out_t,
-                       .intra_threads = p->opts.intra_threads, .no_winograd = p->opts.disable_winograd};
+  ge_prepare_ctx pc = ge_plan_prepare_ctx(p, n, in, out_t);
   const ge_kernel *k = NULL;
   void *state = NULL;
   GE_CHECK(pick_kernel(&pc, &k, &state));
@@ -221,11 +219,9 @@ static const ge_kernel value_identity_kernel = {NULL, run_value_identity, NULL, 
 static ge_status add_step(ge_plan *p, const ge_node *n, const ge_infer_input *in, const ge_type *out_t,
                           const uint8_t *in_layout, const uint8_t *out_layout) {
   char where[256];
-  ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
-                       .n_out = n->n_outputs, .in = in, .out = out_t,
-                       .intra_threads = p->opts.intra_threads, .no_winograd = p->opts.disable_winograd,
-                       .in_layout = in_layout,
-                       .out_layout = out_layout};
+  ge_prepare_ctx pc = ge_plan_prepare_ctx(p, n, in, out_t);
+  pc.in_layout = in_layout;
+  pc.out_layout = out_layout;
   const ge_kernel *k = NULL;
   void *state = NULL;
   if (domain_is_onnx(n->domain) && !strcmp(n->op_type, "Identity") && n->n_inputs == 1 && in[0].present &&

@@ -180,9 +180,7 @@ static void node_prefs(const ge_plan *p, const ge_node *n, ge_infer_input *in, g
     if (n->outputs[o] >= 0) out_t[o] = p->slots[n->outputs[o]].type;
     else memset(&out_t[o], 0, sizeof out_t[o]);
   }
-  ge_prepare_ctx pc = {.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
-                       .n_out = n->n_outputs, .in = in, .out = out_t,
-                       .intra_threads = p->opts.intra_threads, .no_winograd = p->opts.disable_winograd};
+  ge_prepare_ctx pc = ge_plan_prepare_ctx(p, n, in, out_t);
   k->layout_pref(&pc, ip, op);
 }
 

@@ -86,6 +86,15 @@ ge_status ge_plan_run_check_inputs(const ge_plan *p, ge_tensor *const *inputs, s
 /* True when the input types match this plan's input types exactly. */
 bool ge_plan_matches(const ge_plan *p, ge_tensor *const *inputs, size_t n_in);
 
+/* Node n's prepare context in plan p: its types and constants, and the options every kernel
+   reads from the session (threads, Winograd); layouts unset (all plain). */
+static inline ge_prepare_ctx ge_plan_prepare_ctx(const ge_plan *p, const ge_node *n, const ge_infer_input *in,
+                                                 const ge_type *out_t) {
+  return (ge_prepare_ctx){.graph = p->graph, .node = n, .opset = n->opset, .n_in = n->n_inputs,
+                          .n_out = n->n_outputs, .in = in, .out = out_t,
+                          .intra_threads = p->opts.intra_threads, .no_winograd = p->opts.disable_winograd};
+}
+
 /* The implicit inputs of node n of g: values of g (by name) that its graph attributes read
    from enclosing graphs (their OUTER values, attribute order, duplicates removed).  *ids is
    malloc'd (NULL when none). */
