@@ -941,25 +941,18 @@ static void pg_release(void *state) {
 /* B (input 1) lives packed in the state */
 static uint32_t pg_packed_inputs(const void *state) { return state ? 1u << 1 : 0; }
 
+/* every op the same kernel; FusedConv's residual (input 3) may be the output's buffer: each
+   block reads it before writing */
+#define PG_KERNEL(inplace)                                                                       \
+  {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,     \
+   .inplace_inputs = (inplace), .packed_inputs = pg_packed_inputs}
 const ge_kernel_def ge_fast_kernels_pgemm[] = {
-    {"", "MatMul", 1, 0,
-     {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,
-      .packed_inputs = pg_packed_inputs}},
-    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0,
-     {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,
-      .packed_inputs = pg_packed_inputs}},
-    {"", "Gemm", 1, 0,
-     {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,
-      .packed_inputs = pg_packed_inputs}},
-    {GE_FUSED_DOMAIN, "FusedGemm", 1, 0,
-     {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,
-      .packed_inputs = pg_packed_inputs}},
-    {"", "Conv", 1, 0,
-     {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,
-      .packed_inputs = pg_packed_inputs}},
-    /* the residual (input 3) may be the output's buffer: each block reads it before writing */
-    {GE_FUSED_DOMAIN, "FusedConv", 1, 0,
-     {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,
-      .inplace_inputs = 1u << 3, .packed_inputs = pg_packed_inputs}},
+    {"", "MatMul", 1, 0, PG_KERNEL(0)},
+    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, PG_KERNEL(0)},
+    {"", "Gemm", 1, 0, PG_KERNEL(0)},
+    {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, PG_KERNEL(0)},
+    {"", "Conv", 1, 0, PG_KERNEL(0)},
+    {GE_FUSED_DOMAIN, "FusedConv", 1, 0, PG_KERNEL(1u << 3)},
     {0},
 };
+#undef PG_KERNEL
