@@ -8,8 +8,8 @@ from second to second, this separates what the kernels cost from what the neighb
                                         [--threads 1,2] [--iters 20] [--rounds 2] [--by-op]
 
 ge: `ge profile MODEL -o TRACE --iters N --threads T --input ...` ($GE_BIN, else build/ge), the
-per-step durations of its Chrome trace.  onnxruntime: a session with enable_profiling,
-intra_op_num_threads=T, inter_op_num_threads=1, the `*_kernel_time` events of its profile.
+per-step durations of its Chrome trace.  onnxruntime: precision.py's session (intra_op_num_threads=T,
+inter_op_num_threads=1, sequential) with its profiler on, the `*_kernel_time` events of its profile.
 Both run on the model's saved inputs (<model>.inputs/); the engines take turns --rounds times.
 Prints per (model, threads) each round's sums and their ratio ge/ort; --by-op adds the sums
 by operator type of the last round.
@@ -52,15 +52,9 @@ def ge_minima(model, threads, iters, tmp):
 
 
 def ort_minima(model, threads, iters, tmp):
-    import numpy as np
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.enable_profiling = True
-    so.profile_file_prefix = os.path.join(tmp, "ort")
-    s = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-    feeds = {os.path.basename(f)[:-4]: np.load(f) for f in inputs_of(model)}
+    from precision import ort_session, saved_feeds  # the session and inputs precision.py times
+    s = ort_session(model, threads, profile_prefix=os.path.join(tmp, "ort"))
+    feeds = saved_feeds(model, s)
     for _ in range(iters):
         s.run(None, feeds)
     with open(s.end_profiling()) as fh:

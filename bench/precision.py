@@ -67,12 +67,16 @@ def ge_session(path, threads, precision):
     return ge.InferenceSession(path, threads=threads, precision=precision)
 
 
-def ort_session(path, threads):
+def ort_session(path, threads, profile_prefix=None):
+    """onnxruntime as the benchmarks run it; profile_prefix: with its profiler on, writing there."""
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if profile_prefix:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
