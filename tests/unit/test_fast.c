@@ -842,7 +842,8 @@ static void test_fast_winograd(void **unused) {
   wino_case(1, 33, 16, 16, 17, p1, "LeakyRelu", leaky, 1, false, true);
   wino_case(1, 24, 15, 14, 96, pb, "Clip", clip, 2, true, true);       /* odd height, two full panels */
   wino_case(1, 17, 14, 14, 30, p0, "", NULL, 0, true, true);           /* unpadded: 12x12 */
-  wino_case(1, 64, 28, 28, 64, p1, "Relu", NULL, 0, true, true);        /* 784 pixels, the most it takes: 2 blocks */
+  wino_case(1, 64, 28, 28, 64, p1, "Relu", NULL, 0, true, true);        /* 784 pixels: F(4x4), 49 tiles in one block */
+  wino_case(1, 40, 21, 19, 56, p1, "Relu", NULL, 0, true, true);        /* 399 pixels: the most F(2x2) takes */
   wino_case(3, 96, 20, 18, 160, p1, "Relu", NULL, 0, true, true);       /* 270 tiles in blocks of 64 */
   wino_case(1, 160, 14, 14, 256, p1, "Relu", NULL, 0, true, true);      /* weights past L2: one streamed block */
   wino_case(1, 1040, 12, 12, 24, p1, "", NULL, 0, false, true);        /* Cin in two K blocks */
