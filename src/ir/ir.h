@@ -79,7 +79,8 @@ struct ge_tensor {
   bool owns;      /* data allocated by ge (freed with ge_aligned_free) */
 };
 
-/* Allocate with 64-byte alignment; NULL on failure. size 0 returns a valid pointer. */
+/* Allocate with 64-byte alignment (2 MiB and advised for huge pages from 2 MiB on, tensor.c);
+   NULL on failure. size 0 returns a valid pointer. */
 void *ge_aligned_alloc(size_t size);
 void ge_aligned_free(void *p);
 
