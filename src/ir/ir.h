@@ -83,6 +83,10 @@ struct ge_tensor {
    NULL on failure. size 0 returns a valid pointer. */
 void *ge_aligned_alloc(size_t size);
 void ge_aligned_free(void *p);
+/* A packed constant (weights in a kernel's layout, kept for a plan's life): as ge_aligned_alloc,
+   but blocks under 2 MiB share huge-page slabs (tensor.c).  Free with ge_const_free only. */
+void *ge_const_alloc(size_t size);
+void ge_const_free(void *p);
 
 /* A tensor struct on the stack/in an array: init fields and allocate owned zeroed storage. */
 ge_status ge_tensor_init_alloc(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t rank);

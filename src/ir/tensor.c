@@ -37,6 +37,72 @@ void *ge_aligned_alloc(size_t size) {
 
 void ge_aligned_free(void *p) { free(p); }
 
+/* Packed constants under GE_HUGE bytes (most of a CNN's weights, a bf16 model's 768x768
+   projections) would each fall short of a whole huge page; they are carved instead, 64-byte
+   aligned, from shared slabs of GE_SLAB bytes taken from ge_aligned_alloc, so that they sit on
+   huge pages too.  A slab goes back to the system when its last block is freed.  Under AddressSanitizer every block is its own allocation, so that an overrun
+   between neighbours is still caught. */
+#define GE_SLAB ((size_t)16 << 20)
+#if defined(__SANITIZE_ADDRESS__)
+#define GE_SLABS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GE_SLABS 0
+#endif
+#endif
+#ifndef GE_SLABS
+#define GE_SLABS 1
+#endif
+
+typedef struct ge_slab {
+  char *base;
+  size_t used, live; /* bytes handed out from base; blocks not yet freed */
+  struct ge_slab *next;
+} ge_slab;
+static pthread_mutex_t g_slab_mu = PTHREAD_MUTEX_INITIALIZER;
+static ge_slab *g_slabs; /* the first is the open one */
+
+void *ge_const_alloc(size_t size) {
+  if (!GE_SLABS || size >= GE_HUGE) return ge_aligned_alloc(size);
+  size_t need = size ? (size + 63) / 64 * 64 : 64;
+  void *p = NULL;
+  pthread_mutex_lock(&g_slab_mu);
+  ge_slab *s = g_slabs;
+  if (!s || GE_SLAB - s->used < need) {
+    s = malloc(sizeof *s);
+    char *base = s ? ge_aligned_alloc(GE_SLAB) : NULL;
+    if (!base) {
+      free(s);
+      s = NULL;
+    } else {
+      *s = (ge_slab){.base = base, .next = g_slabs};
+      g_slabs = s;
+    }
+  }
+  if (s) {
+    p = s->base + s->used;
+    s->used += need;
+    s->live++;
+  }
+  pthread_mutex_unlock(&g_slab_mu);
+  return p;
+}
+
+void ge_const_free(void *p) {
+  if (!p) return;
+  pthread_mutex_lock(&g_slab_mu);
+  ge_slab **at = &g_slabs;
+  while (*at && !((char *)p >= (*at)->base && (char *)p < (*at)->base + GE_SLAB)) at = &(*at)->next;
+  ge_slab *s = *at;
+  if (s && --s->live == 0) { /* its pages go back to the system */
+    *at = s->next;
+    ge_aligned_free(s->base);
+    free(s);
+  }
+  pthread_mutex_unlock(&g_slab_mu);
+  if (!s) ge_aligned_free(p);
+}
+
 static void dims_str(const int64_t *dims, int32_t rank, char *buf, size_t cap) {
   size_t pos = 0;
   int w = snprintf(buf, cap, "[");

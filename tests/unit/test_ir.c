@@ -264,6 +264,59 @@ static void test_aligned_alloc_huge(void **state) {
   ge_aligned_free(p);
 }
 
+/* Packed constants: small blocks share huge-page slabs (not under AddressSanitizer, where each
+   is its own allocation), stay 64-byte aligned and apart; large ones are as ge_aligned_alloc. */
+static void test_const_alloc(void **state) {
+  (void)state;
+  bool slabs = true;
+#if defined(__SANITIZE_ADDRESS__)
+  slabs = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  slabs = false;
+#endif
+#endif
+  enum { NB = 40 };
+  unsigned char *b[NB];
+  size_t sz[NB];
+  for (int i = 0; i < NB; i++) {
+    sz[i] = (size_t)(i * 7919 % 300000) + (i == 0 ? 0 : 1); /* includes 0 bytes */
+    b[i] = ge_const_alloc(sz[i]);
+    assert_non_null(b[i]);
+    assert_int_equal((uintptr_t)b[i] % 64, 0);
+    memset(b[i], i + 1, sz[i]);
+  }
+  for (int i = 0; i < NB; i++)
+    for (size_t k = 0; k < sz[i]; k += 997) assert_int_equal(b[i][k], i + 1);
+  for (int i = 0; i < NB; i++)
+    for (int j = i + 1; j < NB; j++)
+      assert_true(b[i] + (sz[i] ? sz[i] : 1) <= b[j] || b[j] + (sz[j] ? sz[j] : 1) <= b[i]);
+  int elig = thp_eligible(b[1]);
+  if (slabs && elig >= 0 && prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 0) {
+    char mode[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+      if (!fgets(mode, sizeof mode, f)) mode[0] = 0;
+      fclose(f);
+    }
+    if (strstr(mode, "[madvise]") || strstr(mode, "[always]")) assert_int_equal(elig, 1);
+  }
+  unsigned char *big = ge_const_alloc((size_t)3 << 20);
+  assert_non_null(big);
+  assert_int_equal((uintptr_t)big % ((size_t)2 << 20), 0);
+  /* freed in another order than allocated; a block allocated after some are freed */
+  for (int i = 0; i < NB; i += 2) ge_const_free(b[i]);
+  unsigned char *late = ge_const_alloc(100);
+  assert_non_null(late);
+  memset(late, 0xAB, 100);
+  for (int i = 1; i < NB; i += 2)
+    for (size_t k = 0; k < sz[i]; k += 997) assert_int_equal(b[i][k], i + 1);
+  for (int i = 1; i < NB; i += 2) ge_const_free(b[i]);
+  ge_const_free(late);
+  ge_const_free(big);
+  ge_const_free(NULL);
+}
+
 static void test_tensor_errors(void **state) {
   (void)state;
   ge_tensor *t = (ge_tensor *)0x1;
@@ -1018,6 +1071,7 @@ int main(void) {
       cmocka_unit_test(test_clone_symbol_remap),
       cmocka_unit_test(test_tensor_map),
       cmocka_unit_test(test_aligned_alloc_huge),
+      cmocka_unit_test(test_const_alloc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -292,7 +292,7 @@ static ge_status dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_
     if (!value || value->dtype != GE_F32 || value->nbytes != a->user_bytes)
       return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN: %s: constant input %d has %zu bytes, expected %zu",
                              s->what, index, value ? value->nbytes : 0, a->user_bytes);
-    a->packed = ge_aligned_alloc(a->prim_bytes ? a->prim_bytes : 1);
+    a->packed = ge_const_alloc(a->prim_bytes ? a->prim_bytes : 1);
     if (!a->packed) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory packing input %d", index);
     if (a->same) {
       memcpy(a->packed, value->data, a->prim_bytes);
@@ -362,7 +362,7 @@ void ge_dn_release(void *state) {
   for (size_t i = 0; i < s->n_args; i++) {
     if (s->args[i].to_prim) dnnl_primitive_destroy(s->args[i].to_prim);
     if (s->args[i].from_prim) dnnl_primitive_destroy(s->args[i].from_prim);
-    ge_aligned_free(s->args[i].packed);
+    ge_const_free(s->args[i].packed);
   }
   if (s->prim) dnnl_primitive_destroy(s->prim);
   if (s->eng) dnnl_engine_destroy(s->eng);

@@ -844,7 +844,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   size_t np = (N + PG_NR - 1) / PG_NR, nb = geo.wino ? (size_t)geo.ne : 1; /* packed B matrices */
   if (np > SIZE_MAX / PG_NR / K / sizeof(float) / nb) return decline(p, "too large");
   pg_state *s = calloc(1, sizeof *s);
-  float *bp = s ? ge_aligned_alloc(nb * np * K * PG_NR * sizeof(float)) : NULL;
+  float *bp = s ? ge_const_alloc(nb * np * K * PG_NR * sizeof(float)) : NULL;
   const float *w = p->in[1].value->data;
   bool packed = bp != NULL;
   if (packed && geo.wino) packed = pack_wino(w, K, N, geo.wm, bp);
@@ -859,7 +859,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
     packed = geo.bias_own != NULL;
   }
   if (!packed) {
-    ge_aligned_free(bp);
+    ge_const_free(bp);
     free(s);
     return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (weights of %zu bytes)",
                            nb * np * K * PG_NR * sizeof(float));
@@ -933,7 +933,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
 static void pg_release(void *state) {
   pg_state *s = state;
   if (!s) return;
-  ge_aligned_free(s->bp);
+  ge_const_free(s->bp);
   free(s->bias_own);
   free(s);
 }
