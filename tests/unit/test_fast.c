@@ -257,6 +257,10 @@ static void test_cnn_channels_last(void **unused) {
   check_cnn_with(build_strided_cnn, 7, 16, 9, 11, 32, 1);
   check_cnn_with(build_strided_cnn, 7, 24, 14, 14, 48, 2);
   check_cnn_with(build_strided_cnn, 7, 3, 7, 10, 20, 2);
+  /* gathered fields of 42-49 pixels x 3456-4500 floats: the gather split over threads, and
+     384 / 500 output channels (8 / 11 panels) */
+  check_cnn_with(build_strided_cnn, 7, 128, 14, 14, 384, 2);
+  check_cnn_with(build_strided_cnn, 7, 96, 13, 11, 500, 3);
   /* 3x3 convolutions of 196 and 165 pixels: Winograd F(2x2, 3x3) (fast/pgemm.c) */
   check_cnn(16, 14, 14, 32, 2);
   check_cnn(24, 15, 11, 40, 1);
@@ -848,6 +852,7 @@ static void test_fast_winograd(void **unused) {
   wino_case(1, 160, 14, 14, 256, p1, "Relu", NULL, 0, true, true);      /* weights past L2: one streamed block */
   wino_case(1, 1040, 12, 12, 24, p1, "", NULL, 0, false, true);        /* Cin in two K blocks */
   wino_case(1, 16, 11, 11, 32, p1, "Relu", NULL, 0, false, true);      /* 121: the direct GEMM on gathered pixels */
+  wino_case(2, 300, 7, 7, 100, p1, "Relu", NULL, 0, true, true);       /* 2 x 49: gathered over threads, 3 panels */
   /* F(4x4, 3x3), from 400 output pixels on: partial tiles at the right and bottom edges */
   wino_case(1, 20, 23, 25, 40, p1, NULL, NULL, 0, false, true);          /* 575: odd sizes, channel tails */
   wino_case(2, 16, 21, 22, 50, pa, "Relu", NULL, 0, true, true);       /* 20x22, batch 2, asymmetric pads, residual */
@@ -880,6 +885,10 @@ static void test_fast_pgemm(void **unused) {
   pgemm_case("MatMul", 2, 13, 100, 97, NULL, NULL, 0);
   pgemm_case("MatMul", 0, 64, 1100, 130, NULL, NULL, 0); /* two K blocks */
   pgemm_case("MatMul", 0, 37, 2500, 20, NULL, NULL, 0); /* three K blocks, one panel */
+  /* 5 and 11 panels over 2 and 3 threads: shares of (panel, row block) pairs, a panel split
+     between threads by rows (pgemm.c pg_unit), one K block and two */
+  pgemm_case("MatMul", 0, 25, 700, 200, NULL, NULL, 0);
+  pgemm_case("ai.ge::FusedMatMul", 0, 49, 1500, 520, "Relu", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 23, 48, 96, "Gelu", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 3, 7, 40, 150, "GeluTanh", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 12, 1030, 64, "Relu", NULL, 0);

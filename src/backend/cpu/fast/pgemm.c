@@ -308,19 +308,15 @@ typedef struct pg_job {
   float *C;
   const float *bias, *sum;
   size_t tm, tn; /* the grid of work units: tm row ranges x tn panel ranges */
+  bool linear;    /* tm is 1 and the tn units share (panel, row block) pairs evenly (pg_unit) */
   const float *pf_next; /* prefetched during the last panel: the next job's first panel (K x 48
                            floats with one K block), or NULL */
 } pg_job;
 
-static void pg_unit(const pg_job *g, size_t u) {
+/* Rows [r0, r1) (r0 a multiple of PG_MR) of panels [q0, q1). */
+static void pg_range(const pg_job *g, size_t r0, size_t r1, size_t q0, size_t q1) {
   const pg_state *s = g->s;
-  const size_t M = s->M, K = s->K, N = s->N;
-  size_t ui = u % g->tm, uj = u / g->tm;
-  /* rows [r0, r1) in whole PG_MR blocks but the last; panels [q0, q1) */
-  size_t nmb = (M + PG_MR - 1) / PG_MR;
-  size_t r0 = nmb * ui / g->tm * PG_MR, r1 = nmb * (ui + 1) / g->tm * PG_MR;
-  if (r1 > M) r1 = M;
-  size_t q0 = s->np * uj / g->tn, q1 = s->np * (uj + 1) / g->tn;
+  const size_t K = s->K, N = s->N;
   if (r0 >= r1 || q0 >= q1) return;
   size_t nkb = (K + PG_KC - 1) / PG_KC, kb = (K + nkb - 1) / nkb; /* K blocks of kb rows (the last may be less) */
   size_t mc = PG_ABLK / kb / PG_MR * PG_MR;
@@ -363,6 +359,33 @@ static void pg_unit(const pg_job *g, size_t u) {
       }
     }
   }
+}
+
+/* Work unit u of the job: with g->linear, the u-th of g->tn even shares of the (panel, row
+   block) pairs taken panel by panel, so that 11 panels split 5.5 / 5.5 over two threads
+   rather than 6 / 5 (the 7x7 stages' 512 output channels); else the grid's rows ui of panels uj. */
+static void pg_unit(const pg_job *g, size_t u) {
+  const pg_state *s = g->s;
+  const size_t M = s->M, nmb = (M + PG_MR - 1) / PG_MR;
+  if (g->linear) {
+    size_t items = s->np * nmb, w = items * u / g->tn, w1 = items * (u + 1) / g->tn;
+    while (w < w1) {
+      size_t q = w / nmb, b0 = w % nmb, b1 = w1 - q * nmb < nmb ? w1 - q * nmb : nmb;
+      if (b0 == 0 && b1 == nmb) { /* whole panels [q, qe) */
+        size_t qe = w1 / nmb;
+        pg_range(g, 0, M, q, qe);
+        w = qe * nmb;
+      } else {
+        pg_range(g, b0 * PG_MR, b1 * PG_MR < M ? b1 * PG_MR : M, q, q + 1);
+        w = q * nmb + b1;
+      }
+    }
+    return;
+  }
+  size_t ui = u % g->tm, uj = u / g->tm;
+  /* rows [r0, r1) in whole PG_MR blocks but the last; panels [q0, q1) */
+  size_t r0 = nmb * ui / g->tm * PG_MR, r1 = nmb * (ui + 1) / g->tm * PG_MR;
+  pg_range(g, r0, r1 < M ? r1 : M, s->np * uj / g->tn, s->np * (uj + 1) / g->tn);
 }
 
 static void pg_chunk(void *arg, size_t begin, size_t end) {
@@ -738,22 +761,29 @@ static ge_status conv_geom(const ge_prepare_ctx *p, pg_state *g, size_t *M, size
   return GE_OK;
 }
 
-/* The receptive field of each output pixel, row m = (n, oy, ox): [KH, KW, C], zero outside X. */
-static void gather_cols(const pg_state *s, const float *x, float *col) {
-  size_t C = (size_t)s->c, K = s->K;
-  for (int64_t n = 0; n < s->n; n++)
-    for (int64_t oy = 0; oy < s->oh; oy++)
-      for (int64_t ox = 0; ox < s->ow; ox++) {
-        float *row = col + (size_t)((n * s->oh + oy) * s->ow + ox) * K;
-        for (int64_t ky = 0; ky < s->kh; ky++) {
-          int64_t iy = oy * s->sh - s->pt + ky * s->dh;
-          for (int64_t kx = 0; kx < s->kw; kx++, row += C) {
-            int64_t ix = ox * s->sw - s->pl + kx * s->dw;
-            if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) memset(row, 0, C * sizeof(float));
-            else memcpy(row, x + (size_t)((n * s->h + iy) * s->w + ix) * C, C * sizeof(float));
-          }
-        }
+/* The receptive field of output pixels m0..m1-1, row m = (n, oy, ox): [KH, KW, C], zero outside X. */
+typedef struct pg_gather {
+  const pg_state *s;
+  const float *x;
+  float *col;
+} pg_gather;
+
+static void gather_rows(void *arg, size_t m0, size_t m1) {
+  const pg_gather *g = arg;
+  const pg_state *s = g->s;
+  size_t C = (size_t)s->c, K = s->K, px = (size_t)(s->oh * s->ow);
+  for (size_t m = m0; m < m1; m++) {
+    int64_t n = (int64_t)(m / px), oy = (int64_t)(m % px) / s->ow, ox = (int64_t)(m % px) % s->ow;
+    float *row = g->col + m * K;
+    for (int64_t ky = 0; ky < s->kh; ky++) {
+      int64_t iy = oy * s->sh - s->pt + ky * s->dh;
+      for (int64_t kx = 0; kx < s->kw; kx++, row += C) {
+        int64_t ix = ox * s->sw - s->pl + kx * s->dw;
+        if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) memset(row, 0, C * sizeof(float));
+        else memcpy(row, g->x + (size_t)((n * s->h + iy) * s->w + ix) * C, C * sizeof(float));
       }
+    }
+  }
 }
 
 /* A Winograd convolution's weights [Cout, Cin, 3, 3]: U[e][ci][co] = (G g G^T)[e], packed as ne =
@@ -911,7 +941,12 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
     col = ge_cpu_thread_scratch(coln * sizeof(float));
     if (!col)
       return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (%zu bytes)", coln * sizeof(float));
-    if (s->im2col) gather_cols(s, A->data, col);
+    if (s->im2col) { /* a copy: split when it is more than about 64 K floats a thread */
+      pg_gather pgat = {.s = s, .x = A->data, .col = col};
+      int gt = ge_fo_threads(ctx->threads, s->M * s->K, (size_t)64 << 10);
+      if (gt > 1) ge_parallel_for(gt, s->M, gather_rows, &pgat);
+      else gather_rows(&pgat, 0, s->M);
+    }
     a = col;
   }
   const float *bias = s->bias_own ? s->bias_own : Bias ? Bias->data : NULL;
@@ -921,7 +956,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
     return GE_OK;
   }
   pg_job g = {.s = s, .A = a, .C = C->data, .bias = bias, .sum = Sum ? Sum->data : NULL,
-              .tm = tm, .tn = tn};
+              .tm = tm, .tn = tn, .linear = tm == 1 && tn > 1 && s->np % tn != 0 && nmb > 1};
   if (tm * tn <= 1) pg_unit(&g, 0);
   else ge_parallel_for((int)(tm * tn), tm * tn, pg_chunk, &g);
   return GE_OK;
