@@ -41,16 +41,12 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench import percentile  # noqa: E402  (bench/bench.py: the same percentiles as the fp32 table)
 
 CNNS = {"resnet50", "mobilenetv2", "googlenet"}
 BERTS = {"bert_base"}
-
-
-def percentile(xs, q):
-    xs = sorted(xs)
-    k = (len(xs) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
 def timed(run, iters):
