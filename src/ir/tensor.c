@@ -17,8 +17,8 @@
    pages: a weight stream or a pass over the arena then takes one TLB entry per 2 MiB instead
    of 512.  Debian's kernels default to THP "madvise", where nothing else gets huge pages.
    End-to-end, `ge bench` p50 alternating builds (scratch): ResNet-50 0.956-0.971x, GoogLeNet
-   0.956-0.980x, BERT-base 0.977-0.980x at 1 thread; at most +5 MiB peak RSS (ResNet-50).  The
-   system's setting still rules ("never" turns it off), and a process may opt out with
+   0.956-0.980x, BERT-base 0.977-0.980x at 1 thread; +5 MiB peak RSS on ResNet-50, none on the
+   others.  The system's setting still rules ("never" turns it off), and a process may opt out with
    prctl(PR_SET_THP_DISABLE).  The tail past the last whole page keeps small pages, so no block
    grows its resident size by more than it uses. */
 #define GE_HUGE ((size_t)2 << 20)
@@ -40,8 +40,12 @@ void ge_aligned_free(void *p) { free(p); }
 /* Packed constants under GE_HUGE bytes (most of a CNN's weights, a bf16 model's 768x768
    projections) would each fall short of a whole huge page; they are carved instead, 64-byte
    aligned, from shared slabs of GE_SLAB bytes taken from ge_aligned_alloc, so that they sit on
-   huge pages too.  A slab goes back to the system when its last block is freed.  Under AddressSanitizer every block is its own allocation, so that an overrun
-   between neighbours is still caught. */
+   huge pages too (GoogLeNet 0.959x, BERT-base bf16 0.948x `ge bench` p50 at 1 thread, +2 MiB
+   RSS).  A slab goes back to the system when its last block is freed; freed blocks are not
+   reused before that, so a slab that holds blocks of two plans (the one open when a plan
+   finished packing, or all of them for plans packed at the same time) stays resident until
+   both are released.  Under AddressSanitizer every block is its own allocation, so that an
+   overrun between neighbours is still caught. */
 #define GE_SLAB ((size_t)16 << 20)
 #if defined(__SANITIZE_ADDRESS__)
 #define GE_SLABS 0
