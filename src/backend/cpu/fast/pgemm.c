@@ -926,13 +926,6 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   if (!C || C->dtype != GE_F32 || C->numel != cn || !C->data)
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "packed matmul: output must be %zu float32", cn);
 #if PG_X86
-  /* about 2 MFLOP per thread at least, a weight element counting as 16 (a few rows are bound
-     by streaming the weights, which two cores do faster than one) */
-  size_t flops = 2 * s->M * s->N * s->K, stream = 16 * s->N * s->K;
-  int t = ge_fo_threads(ctx->threads, flops > stream ? flops : stream, (size_t)2 << 20);
-  size_t tn = (size_t)t < s->np ? (size_t)t : s->np, tm = (size_t)t / tn;
-  size_t nmb = (s->M + PG_MR - 1) / PG_MR;
-  if (tm > nmb) tm = nmb;
   /* the gathered A (Winograd: V and M), in this thread's scratch */
   const float *a = A->data;
   float *col = NULL;
@@ -955,6 +948,13 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
            Sum ? Sum->data : NULL, C->data, col);
     return GE_OK;
   }
+  /* about 2 MFLOP per thread at least, a weight element counting as 16 (a few rows are bound
+     by streaming the weights, which two cores do faster than one) */
+  size_t flops = 2 * s->M * s->N * s->K, stream = 16 * s->N * s->K;
+  int t = ge_fo_threads(ctx->threads, flops > stream ? flops : stream, (size_t)2 << 20);
+  size_t tn = (size_t)t < s->np ? (size_t)t : s->np, tm = (size_t)t / tn;
+  size_t nmb = (s->M + PG_MR - 1) / PG_MR;
+  if (tm > nmb) tm = nmb;
   pg_job g = {.s = s, .A = a, .C = C->data, .bias = bias, .sum = Sum ? Sum->data : NULL,
               .tm = tm, .tn = tn, .linear = tm == 1 && tn > 1 && s->np % tn != 0 && nmb > 1};
   if (tm * tn <= 1) pg_unit(&g, 0);
