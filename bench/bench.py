@@ -43,6 +43,12 @@ def percentile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
+def paired_summary(ratios):
+    """The paired ratio as the tables print it: median and quartiles of the per-round ratios."""
+    return {"median": statistics.median(ratios), "q1": percentile(ratios, 0.25),
+            "q3": percentile(ratios, 0.75)}
+
+
 def worker(a):
     """Loads the model, runs --warmup iterations, prints {"first_ms": ...}; then for each line
     "run N W" on stdin runs W untimed and N timed iterations and prints {"times_ms": [...]};
@@ -168,8 +174,7 @@ def measure_pair(model, threads, a):
             pairs.append(statistics.median(turn["ge"]) / statistics.median(turn["ort"]))
     r = {engine: w.finish() for engine, w in workers.items()}
     if pairs and not any("error" in x for x in r.values()):
-        r["paired"] = {"median": statistics.median(pairs), "q1": percentile(pairs, 0.25),
-                       "q3": percentile(pairs, 0.75), "ratios": pairs}
+        r["paired"] = dict(paired_summary(pairs), ratios=pairs)
     return r
 
 

@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench import percentile  # noqa: E402  (bench/bench.py: the same percentiles as the fp32 table)
+from bench import paired_summary, percentile  # noqa: E402  (bench/bench.py: as the fp32 table computes them)
 
 CNNS = {"resnet50", "mobilenetv2", "googlenet"}
 BERTS = {"bert_base"}
@@ -119,8 +119,7 @@ def speed(path, a):
     # three turns lie within about a second, so the machine's slow and fast phases cancel)
     for name, _ in engines[:2]:
         pairs = [t["ort_fp32"] / t[name] for t in turns]
-        res[name]["paired_speedup"] = {"median": statistics.median(pairs), "q1": percentile(pairs, 0.25),
-                                       "q3": percentile(pairs, 0.75)}
+        res[name]["paired_speedup"] = paired_summary(pairs)
     sess.clear()
     return res
 
