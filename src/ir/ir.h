@@ -84,7 +84,18 @@ struct ge_tensor {
 void *ge_aligned_alloc(size_t size);
 void ge_aligned_free(void *p);
 /* A packed constant (weights in a kernel's layout, kept for a plan's life): as ge_aligned_alloc,
-   but blocks under 2 MiB share huge-page slabs (tensor.c).  Free with ge_const_free only. */
+   but blocks under 2 MiB share huge-page slabs (tensor.c) where GE_CONST_SLABS is 1.  Free with
+   ge_const_free only. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GE_CONST_SLABS 0 /* under AddressSanitizer each block is its own allocation */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GE_CONST_SLABS 0
+#endif
+#endif
+#ifndef GE_CONST_SLABS
+#define GE_CONST_SLABS 1
+#endif
 void *ge_const_alloc(size_t size);
 void ge_const_free(void *p);
 

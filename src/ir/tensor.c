@@ -44,19 +44,9 @@ void ge_aligned_free(void *p) { free(p); }
    RSS).  A slab goes back to the system when its last block is freed; freed blocks are not
    reused before that, so a slab that holds blocks of two plans (the one open when a plan
    finished packing, or all of them for plans packed at the same time) stays resident until
-   both are released.  Under AddressSanitizer every block is its own allocation, so that an
-   overrun between neighbours is still caught. */
+   both are released.  Under AddressSanitizer (GE_CONST_SLABS, ir.h) every block is its own
+   allocation, so that an overrun between neighbours is still caught. */
 #define GE_SLAB ((size_t)16 << 20)
-#if defined(__SANITIZE_ADDRESS__)
-#define GE_SLABS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GE_SLABS 0
-#endif
-#endif
-#ifndef GE_SLABS
-#define GE_SLABS 1
-#endif
 
 typedef struct ge_slab {
   char *base;
@@ -67,7 +57,7 @@ static pthread_mutex_t g_slab_mu = PTHREAD_MUTEX_INITIALIZER;
 static ge_slab *g_slabs; /* the first is the open one */
 
 void *ge_const_alloc(size_t size) {
-  if (!GE_SLABS || size >= GE_HUGE) return ge_aligned_alloc(size);
+  if (!GE_CONST_SLABS || size >= GE_HUGE) return ge_aligned_alloc(size);
   size_t need = size ? (size + 63) / 64 * 64 : 64;
   void *p = NULL;
   pthread_mutex_lock(&g_slab_mu);

@@ -234,6 +234,20 @@ static int thp_eligible(const void *p) {
   return r;
 }
 
+/* Whether the kernel gives this process transparent huge pages where it asks for them:
+   THP "madvise" or "always", and not turned off by prctl(PR_SET_THP_DISABLE).  mode: the
+   setting as read, for messages. */
+static bool thp_on(char *mode, size_t cap) {
+  mode[0] = 0;
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (f) {
+    if (!fgets(mode, (int)cap, f)) mode[0] = 0;
+    fclose(f);
+  }
+  mode[strcspn(mode, "\n")] = 0;
+  return (strstr(mode, "[madvise]") || strstr(mode, "[always]")) && prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 0;
+}
+
 /* Large blocks come 2 MiB-aligned and advised for huge pages, small ones 64-byte aligned as
    before: with THP in "madvise" mode (Debian's default) only the advice makes the mapping
    eligible. */
@@ -249,33 +263,20 @@ static void test_aligned_alloc_huge(void **state) {
   assert_int_equal((uintptr_t)p % ((size_t)2 << 20), 0);
   memset(p, 1, n);
   assert_int_equal(p[n - 1], 1);
-  char mode[128] = "";
-  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-  if (f) {
-    if (!fgets(mode, sizeof mode, f)) mode[0] = 0;
-    fclose(f);
-  }
+  char mode[128];
   int elig = thp_eligible(p);
-  if ((strstr(mode, "[madvise]") || strstr(mode, "[always]")) && prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 0 &&
-      elig >= 0)
+  if (thp_on(mode, sizeof mode) && elig >= 0)
     assert_int_equal(elig, 1);
   else
-    printf("  (huge pages not checked: THP mode '%.*s', THPeligible %d)\n", (int)strcspn(mode, "\n"), mode, elig);
+    printf("  (huge pages not checked: THP mode '%s', THPeligible %d)\n", mode, elig);
   ge_aligned_free(p);
 }
 
 /* Packed constants: small blocks share huge-page slabs (not under AddressSanitizer, where each
-   is its own allocation), stay 64-byte aligned and apart; large ones are as ge_aligned_alloc. */
+   is its own allocation: GE_CONST_SLABS), stay 64-byte aligned and apart; large ones are as
+   ge_aligned_alloc. */
 static void test_const_alloc(void **state) {
   (void)state;
-  bool slabs = true;
-#if defined(__SANITIZE_ADDRESS__)
-  slabs = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  slabs = false;
-#endif
-#endif
   enum { NB = 40 };
   unsigned char *b[NB];
   size_t sz[NB];
@@ -291,16 +292,9 @@ static void test_const_alloc(void **state) {
   for (int i = 0; i < NB; i++)
     for (int j = i + 1; j < NB; j++)
       assert_true(b[i] + (sz[i] ? sz[i] : 1) <= b[j] || b[j] + (sz[j] ? sz[j] : 1) <= b[i]);
+  char mode[128];
   int elig = thp_eligible(b[1]);
-  if (slabs && elig >= 0 && prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) == 0) {
-    char mode[128] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (f) {
-      if (!fgets(mode, sizeof mode, f)) mode[0] = 0;
-      fclose(f);
-    }
-    if (strstr(mode, "[madvise]") || strstr(mode, "[always]")) assert_int_equal(elig, 1);
-  }
+  if (GE_CONST_SLABS && thp_on(mode, sizeof mode) && elig >= 0) assert_int_equal(elig, 1);
   unsigned char *big = ge_const_alloc((size_t)3 << 20);
   assert_non_null(big);
   assert_int_equal((uintptr_t)big % ((size_t)2 << 20), 0);
