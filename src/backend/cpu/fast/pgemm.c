@@ -308,7 +308,6 @@ typedef struct pg_job {
   float *C;
   const float *bias, *sum;
   size_t tm, tn; /* the grid of work units: tm row ranges x tn panel ranges */
-  bool linear;    /* tm is 1 and the tn units share (panel, row block) pairs evenly (pg_unit) */
   const float *pf_next; /* prefetched during the last panel: the next job's first panel (K x 48
                            floats with one K block), or NULL */
 } pg_job;
@@ -361,13 +360,14 @@ static void pg_range(const pg_job *g, size_t r0, size_t r1, size_t q0, size_t q1
   }
 }
 
-/* Work unit u of the job: with g->linear, the u-th of g->tn even shares of the (panel, row
-   block) pairs taken panel by panel, so that 11 panels split 5.5 / 5.5 over two threads
-   rather than 6 / 5 (the 7x7 stages' 512 output channels); else the grid's rows ui of panels uj. */
+/* Work unit u of the job: the grid's rows ui of panels uj; or, where one row range's panels do
+   not split evenly over the units, the u-th of g->tn even shares of the (panel, row block)
+   pairs taken panel by panel, so that 11 panels split 5.5 / 5.5 over two threads rather than
+   6 / 5 (the 7x7 stages' 512 output channels). */
 static void pg_unit(const pg_job *g, size_t u) {
   const pg_state *s = g->s;
   const size_t M = s->M, nmb = (M + PG_MR - 1) / PG_MR;
-  if (g->linear) {
+  if (g->tm == 1 && g->tn > 1 && s->np % g->tn != 0 && nmb > 1) {
     size_t items = s->np * nmb, w = items * u / g->tn, w1 = items * (u + 1) / g->tn;
     while (w < w1) {
       size_t q = w / nmb, b0 = w % nmb, b1 = w1 - q * nmb < nmb ? w1 - q * nmb : nmb;
@@ -956,7 +956,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   size_t nmb = (s->M + PG_MR - 1) / PG_MR;
   if (tm > nmb) tm = nmb;
   pg_job g = {.s = s, .A = a, .C = C->data, .bias = bias, .sum = Sum ? Sum->data : NULL,
-              .tm = tm, .tn = tn, .linear = tm == 1 && tn > 1 && s->np % tn != 0 && nmb > 1};
+              .tm = tm, .tn = tn};
   if (tm * tn <= 1) pg_unit(&g, 0);
   else ge_parallel_for((int)(tm * tn), tm * tn, pg_chunk, &g);
   return GE_OK;
