@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 
 #include "backend/cpu/gemm.h"
@@ -202,9 +203,60 @@ static void test_parallel_for(void **state) {
     }
 }
 
+/* ge_parallel_steal: every item once, claims within one unit, `next` an item of [0, n); and
+   a share whose owner is slow is finished by the other threads. */
+typedef struct steal_rec {
+  int *runs;          /* per item: times run */
+  pthread_t *by;      /* per item: the thread that ran it */
+  size_t n, unit;
+  int bad;            /* claims that crossed a unit, or a `next` out of range */
+  size_t slow_end;    /* items below this sleep 1 ms each */
+} steal_rec;
+
+static void steal_fn(void *arg, size_t b, size_t e, size_t next) {
+  steal_rec *r = arg;
+  if (b >= e || e > r->n || b / r->unit != (e - 1) / r->unit || (next != SIZE_MAX && next >= r->n))
+    __atomic_add_fetch(&r->bad, 1, __ATOMIC_RELAXED);
+  for (size_t i = b; i < e && i < r->n; i++) {
+    __atomic_add_fetch(&r->runs[i], 1, __ATOMIC_RELAXED);
+    r->by[i] = pthread_self();
+    if (i < r->slow_end) {
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
+static void test_parallel_steal(void **state) {
+  (void)state;
+  for (int th = 0; th <= 5; th++)
+    for (size_t n = 0; n < 40; n += 3)
+      for (size_t unit = 0; unit <= 7; unit += 1) {
+        int runs[40] = {0};
+        pthread_t by[40];
+        steal_rec r = {.runs = runs, .by = by, .n = n, .unit = unit ? unit : 1};
+        ge_parallel_steal(th, n, unit, steal_fn, &r);
+        assert_int_equal(r.bad, 0);
+        for (size_t i = 0; i < n; i++)
+          if (runs[i] != 1) fail_msg("threads %d, n %zu, unit %zu: item %zu ran %d times", th, n, unit, i, runs[i]);
+      }
+  /* two threads, 40 items, the first 20 (the first share) taking 1 ms each: the second
+     share's thread, done long before, takes the first share's items from its back, so that
+     the two threads end up with about 10 each */
+  int runs[40] = {0};
+  pthread_t by[40];
+  steal_rec r = {.runs = runs, .by = by, .n = 40, .unit = 1, .slow_end = 20};
+  ge_parallel_steal(2, 40, 1, steal_fn, &r);
+  size_t other = 0;
+  for (size_t i = 0; i < 40; i++) assert_int_equal(runs[i], 1);
+  for (size_t i = 0; i < 20; i++) other += !pthread_equal(by[i], by[0]);
+  if (other < 5) fail_msg("only %zu of the slow share's 20 items went to the other thread", other);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parallel_for),
+      cmocka_unit_test(test_parallel_steal),
       cmocka_unit_test(test_gemm_small_exact),
       cmocka_unit_test(test_gemm_edges),
       cmocka_unit_test(test_gemm_random),

@@ -3,11 +3,16 @@
  * threads are the ones oneDNN's kernels use (so `threads` bounds the busy cores for every
  * kernel alike), and idle threads follow the runtime's wait policy (GOMP_SPINCOUNT /
  * OMP_WAIT_POLICY: a short spin, then sleep).  Elsewhere, and in ThreadSanitizer builds (the
- * OpenMP runtime is not instrumented), a fresh set of pthreads per call, joined before return. */
+ * OpenMP runtime is not instrumented), a fresh set of pthreads per call, joined before return.
+ * ge_parallel_steal runs on either: even shares, claimed front to back by their owners and
+ * back to front by threads whose own share is done. */
 #include "backend/cpu/threadpool.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -111,6 +116,94 @@ void ge_parallel_for(int threads, size_t n, void (*fn)(void *arg, size_t begin, 
     else
       fn(arg, jobs[i].begin, jobs[i].end); /* could not start: run it here */
   }
+}
+
+/* ---------------------------------------------------------------- work stealing */
+
+/* One share's unclaimed items [front, back), packed as back << 32 | front so that one
+   compare-and-swap claims from either end; a cache line each, so that the owner's claims do
+   not contend with the other shares'. */
+typedef struct steal_share {
+  _Atomic uint64_t fb;
+  char pad[64 - sizeof(uint64_t)];
+} steal_share;
+
+typedef struct steal_job {
+  void (*fn)(void *arg, size_t begin, size_t end, size_t next);
+  void *arg;
+  size_t unit, t;
+  steal_share *sh;
+} steal_job;
+
+static uint64_t fb_pack(size_t f, size_t b) { return (uint64_t)b << 32 | (uint64_t)f; }
+
+/* Claims from share i: from the front (its owner) up to the next multiple of unit, or from the
+   back (a thief) down to the previous one.  False when the share is empty. */
+static bool steal_claim(const steal_job *j, size_t i, bool back, size_t *begin, size_t *end, size_t *next) {
+  uint64_t v = atomic_load_explicit(&j->sh[i].fb, memory_order_relaxed);
+  for (;;) {
+    size_t f = (size_t)(v & 0xffffffffu), b = (size_t)(v >> 32);
+    if (f >= b) return false;
+    size_t lo, hi;
+    if (!back) {
+      lo = f;
+      hi = (f / j->unit + 1) * j->unit;
+      if (hi > b) hi = b;
+    } else {
+      hi = b;
+      lo = (b - 1) / j->unit * j->unit;
+      if (lo < f) lo = f;
+    }
+    uint64_t nv = back ? fb_pack(f, lo) : fb_pack(hi, b);
+    if (atomic_compare_exchange_weak_explicit(&j->sh[i].fb, &v, nv, memory_order_acq_rel, memory_order_relaxed)) {
+      *begin = lo;
+      *end = hi;
+      *next = back ? (lo > f ? lo - 1 : SIZE_MAX) : (hi < b ? hi : SIZE_MAX);
+      return true;
+    }
+  }
+}
+
+static void steal_member(void *arg, size_t s0, size_t s1) {
+  const steal_job *j = arg;
+  size_t b, e, nx;
+  for (size_t i = s0; i < s1; i++) /* this thread's own shares (one, unless the team is smaller) */
+    while (steal_claim(j, i, false, &b, &e, &nx)) j->fn(j->arg, b, e, nx);
+  for (;;) { /* then the back of the share with the most left */
+    size_t best = SIZE_MAX, most = 0;
+    for (size_t i = 0; i < j->t; i++) {
+      uint64_t v = atomic_load_explicit(&j->sh[i].fb, memory_order_relaxed);
+      size_t f = (size_t)(v & 0xffffffffu), bk = (size_t)(v >> 32);
+      if (bk > f && bk - f > most) {
+        most = bk - f;
+        best = i;
+      }
+    }
+    if (best == SIZE_MAX) return;
+    if (steal_claim(j, best, true, &b, &e, &nx)) j->fn(j->arg, b, e, nx);
+  }
+}
+
+void ge_parallel_steal(int threads, size_t n, size_t unit,
+                       void (*fn)(void *arg, size_t begin, size_t end, size_t next), void *arg) {
+  if (n == 0) return;
+  if (unit == 0) unit = 1;
+  size_t t = threads > 1 ? (size_t)threads : 1;
+  if (t > GE_PF_MAX_THREADS) t = GE_PF_MAX_THREADS;
+  if (t > n) t = n;
+  if (t <= 1 || n > 0xffffffffu) { /* one thread, or more items than a share's halves count: in order */
+    for (size_t b = 0; b < n;) {
+      size_t e = (b / unit + 1) * unit;
+      if (e > n) e = n;
+      fn(arg, b, e, e < n ? e : SIZE_MAX);
+      b = e;
+    }
+    return;
+  }
+  steal_share sh[GE_PF_MAX_THREADS] __attribute__((aligned(64)));
+  for (size_t i = 0; i < t; i++) atomic_init(&sh[i].fb, fb_pack(n * i / t, n * (i + 1) / t));
+  steal_job j = {.fn = fn, .arg = arg, .unit = unit, .t = t, .sh = sh};
+  ge_parallel_for((int)t, t, steal_member, &j);
 }
 
 int ge_cpu_count(void) {

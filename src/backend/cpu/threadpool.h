@@ -11,6 +11,19 @@
 void ge_parallel_for(int threads, size_t n, void (*fn)(void *arg, size_t begin, size_t end),
                      void *arg);
 
+/* Work stealing: calls fn(arg, begin, end, next) on claims [begin, end) that together cover
+   [0, n) once, on up to `threads` threads, and returns when all are done.  Thread i starts on
+   the even share [n i / t, n (i + 1) / t) and claims it front to back, `unit` items at a time
+   (claims end at multiples of `unit`, so that a unit can be a natural block of the caller's
+   work, such as one weight panel); a thread whose share is done takes claims from the back
+   of the share with the most items left, until none is left.  Where the cores run at the same
+   speed nothing is taken and the split is the even one; where one runs slower (another tenant
+   on its physical core, a lower clock) the others finish its share instead of waiting for it.
+   `next` is the item the thread would claim next from the same end (to prefetch; SIZE_MAX
+   when there is none), which another thread may still take first.  unit 0 counts as 1. */
+void ge_parallel_steal(int threads, size_t n, size_t unit,
+                       void (*fn)(void *arg, size_t begin, size_t end, size_t next), void *arg);
+
 /* The calling thread's scratch buffer: at least `bytes`, 64-byte aligned, its contents
    undefined; NULL when out of memory.  It is kept for the thread's next calls (grown when a
    call asks for more) and freed when the thread exits, so kernels that need a large buffer
