@@ -79,7 +79,9 @@ void *ge_const_alloc(size_t size) {
     s->live++;
   }
   pthread_mutex_unlock(&g_slab_mu);
-  return p;
+  /* no room for a new slab: the block alone may still fit (ge_const_free tells it from slab
+     blocks by address) */
+  return p ? p : ge_aligned_alloc(size);
 }
 
 void ge_const_free(void *p) {
