@@ -886,7 +886,7 @@ static void test_fast_pgemm(void **unused) {
   pgemm_case("MatMul", 0, 64, 1100, 130, NULL, NULL, 0); /* two K blocks */
   pgemm_case("MatMul", 0, 37, 2500, 20, NULL, NULL, 0); /* three K blocks, one panel */
   /* 5 and 11 panels over 2 and 3 threads: shares of (panel, row block) pairs, a panel split
-     between threads by rows (pgemm.c pg_unit), one K block and two */
+     between threads by rows (pgemm.c pg_claim), one K block and two */
   pgemm_case("MatMul", 0, 25, 700, 200, NULL, NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 49, 1500, 520, "Relu", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 23, 48, 96, "Gelu", NULL, 0);
