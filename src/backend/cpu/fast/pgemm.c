@@ -380,7 +380,7 @@ static void pg_claim(void *arg, size_t w, size_t w1, size_t next) {
     size_t w_next = b1 == nmb ? qe * nmb : q * nmb + b1;
     /* the panel this thread multiplies after this one: the claim's next, else the next claim's */
     size_t qn = w_next < w1 ? w_next / nmb : next != SIZE_MAX ? next / nmb : SIZE_MAX;
-    const float *pf = qn != SIZE_MAX && qn != qe - 1 && qn < s->np ? s->bp + qn * s->K * PG_NR : NULL;
+    const float *pf = qn != SIZE_MAX && qn != qe - 1 ? s->bp + qn * s->K * PG_NR : NULL;
     pg_range(g, b0 * PG_MR, b1 * PG_MR < M ? b1 * PG_MR : M, q, qe, pf);
     w = w_next;
   }
@@ -615,13 +615,10 @@ static void wg_run(const pg_state *s, int threads, const float *x, const float *
     ge_parallel_steal(threads, nb, 1, wg_block_claim, &g);
     return;
   }
-  int tt = threads < (int)s->M ? threads : (int)s->M;
-  if (tt > 1) ge_parallel_for(tt, s->M, wg_input_chunk, &g);
-  else wg_input_chunk(&g, 0, s->M);
-  size_t ne = (size_t)s->ne;
-  ge_parallel_steal(threads, ne, 1, wg_gemm_claim, &g);
-  if (tt > 1) ge_parallel_for(tt, s->M, wg_output_chunk, &g);
-  else wg_output_chunk(&g, 0, s->M);
+  /* (ge_parallel_for runs on the caller alone for one thread, and takes at most one a tile) */
+  ge_parallel_for(threads, s->M, wg_input_chunk, &g);
+  ge_parallel_steal(threads, (size_t)s->ne, 1, wg_gemm_claim, &g);
+  ge_parallel_for(threads, s->M, wg_output_chunk, &g);
 }
 #endif /* PG_X86 */
 
@@ -931,9 +928,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
       return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (%zu bytes)", coln * sizeof(float));
     if (s->im2col) { /* a copy: split when it is more than about 64 K floats a thread */
       pg_gather pgat = {.s = s, .x = A->data, .col = col};
-      int gt = ge_fo_threads(ctx->threads, s->M * s->K, (size_t)64 << 10);
-      if (gt > 1) ge_parallel_for(gt, s->M, gather_rows, &pgat);
-      else gather_rows(&pgat, 0, s->M);
+      ge_parallel_for(ge_fo_threads(ctx->threads, s->M * s->K, (size_t)64 << 10), s->M, gather_rows, &pgat);
     }
     a = col;
   }
