@@ -9,7 +9,10 @@
  *     once, give the same results;
  *   - every kernel of the fast family (src/backend/cpu/fast/) against the reference kernel of
  *     its op on random shapes with odd sizes, tails and broadcasts, and the vectorised exp
- *     against libm. */
+ *     against libm;
+ *   - bf16 MatMul / Gemm nodes on AMX (fast/pgemm.c with fast/amx.c; test_amx checks the GEMM
+ *     itself), their operands plain or stored row-major bf16, against the reference kernel on
+ *     the bf16-rounded operands. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +26,7 @@
 #include <string.h>
 
 #include "backend/cpu/dnnl/dnnl_layout.h"
+#include "backend/cpu/fast/fast_amx.h"
 #include "backend/cpu/fast/fast_math.h"
 #include "compiler/layout.h"
 #include "helpers/ops_harness.h"
@@ -922,6 +926,99 @@ static void test_fast_pgemm(void **unused) {
   gemm_case("ai.ge::FusedGemm", 31, 48, 47, 0, 1.f, 1.f, false, false, "Gelu");
 }
 
+/* A MatMul / Gemm node marked bf16 (as the precision pass marks it) with a constant B: where
+   AMX is usable, the first candidate (fast/pgemm.c) must take it, with A and Y plain (float32)
+   or stored row-major bf16 (in16 / out16: GE_LAYOUT_BF16), and agree at 1-3 threads with the
+   reference kernel run on A and B rounded to bf16 (products exact, float32 sums). */
+static void amx_node_case(const char *op, const int64_t *ad, size_t ar, int64_t K, int64_t N, const ge_attr *extra,
+                          size_t nextra, bool bias, bool in16, bool out16) {
+  int64_t bd[2] = {K, N}, cd[1] = {N};
+  bool trans = false;
+  for (size_t i = 0; i < nextra; i++) trans |= !strcmp(extra[i].name, "transB") && extra[i].v.i != 0;
+  if (trans) {
+    bd[0] = N;
+    bd[1] = K;
+  }
+  ge_tensor *in[3] = {rand_t(ad, ar, 1.f), rand_t(bd, 2, 0.1f), rand_t(cd, 1, 1.f)};
+  float alpha = 1.f;
+  for (size_t i = 0; i < nextra; i++)
+    if (!strcmp(extra[i].name, "alpha")) alpha = extra[i].v.f;
+  for (int t = 0; t < 2; t++) { /* A and alpha * B as bf16 values: the reference multiplies those */
+    float *d = in[t]->data;
+    for (size_t i = 0; i < in[t]->numel; i++)
+      d[i] = ge_bf16_to_f32_inline(ge_f32_to_bf16_inline(t ? d[i] * alpha : d[i])) / (t ? alpha : 1.f);
+  }
+  ge_attr at[6] = {GE_ATTR_STRING("ge_compute_precision", "bf16")};
+  size_t na = 1;
+  for (size_t i = 0; i < nextra; i++) at[na++] = extra[i];
+  size_t n_in = bias ? 3 : 2;
+  one_node o;
+  one_node_build(&o, op, at, na, in, n_in);
+  o.ins[1].value = in[1];
+  ge_tensor *want = one_node_ref(&o, in, n_in, 1);
+  const ge_kernel *cand[8];
+  size_t nc = ge_cpu_find_kernels(o.nd->domain, o.nd->op_type, o.nd->opset, cand, 8);
+  uint8_t il[3] = {in16 ? GE_LAYOUT_BF16 : GE_LAYOUT_PLAIN, GE_LAYOUT_PLAIN, GE_LAYOUT_PLAIN};
+  uint8_t ol[1] = {out16 ? GE_LAYOUT_BF16 : GE_LAYOUT_PLAIN};
+  ge_prepare_ctx pc = {.graph = o.g, .node = o.nd, .opset = o.nd->opset, .n_in = n_in, .n_out = 1, .in = o.ins,
+                       .out = o.out_t, .intra_threads = 2, .in_layout = il, .out_layout = ol};
+  void *fs = NULL;
+  assert_true(nc >= 2);
+  ge_status st = cand[0]->prepare(&pc, &fs);
+  if (!ge_amx_usable()) { /* without AMX oneDNN takes bf16 nodes */
+    assert_int_equal(st, GE_ERR_UNSUPPORTED);
+  } else {
+    if (st != GE_OK) fail_msg("%s: the AMX kernel declines: %s", op, ge_last_error());
+    /* A as the plan stores it: float32, or bf16 in the first half of its float32-sized buffer */
+    ge_tensor *a = NULL;
+    assert_int_equal(ge_tensor_create_shape(GE_F32, &o.in_t[0].shape, &a), GE_OK);
+    for (size_t i = 0; i < a->numel; i++) {
+      float v = ((const float *)in[0]->data)[i];
+      if (in16) ((uint16_t *)a->data)[i] = ge_f32_to_bf16_inline(v);
+      else ((float *)a->data)[i] = v;
+    }
+    ge_tensor *ins[3] = {a, in[1], in[2]};
+    for (int threads = 1; threads <= 3; threads++) {
+      ge_tensor *y = NULL;
+      assert_int_equal(ge_tensor_create_shape(GE_F32, &o.out_t[0].shape, &y), GE_OK);
+      ge_kctx kc = {.node = o.nd, .n_in = n_in, .n_out = 1, .in = ins, .out = &y, .threads = threads};
+      st = cand[0]->run(fs, &kc);
+      if (st != GE_OK) fail_msg("%s: run: %s", op, ge_last_error());
+      const float *w = want->data;
+      for (size_t i = 0; i < want->numel; i++) {
+        double got = out16 ? ge_bf16_to_f32_inline(((const uint16_t *)y->data)[i]) : ((const float *)y->data)[i];
+        double tol = 1e-5 + 1e-5 * fabs(w[i]) + (out16 ? fabs(w[i]) / 256.0 : 0.0);
+        if (!(fabs(got - w[i]) <= tol))
+          fail_msg("%s (in16 %d out16 %d) threads %d: element %zu: %.7g, reference %.7g", op, in16, out16, threads, i,
+                   got, w[i]);
+      }
+      ge_tensor_free(y);
+    }
+    ge_tensor_free(a);
+    cand[0]->release(fs);
+  }
+  ge_tensor_free(want);
+  ge_graph_free(o.g);
+  for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
+}
+
+static void test_fast_amx_nodes(void **unused) {
+  (void)unused;
+  ge_attr gelu[1] = {GE_ATTR_STRING("activation", "Gelu")};
+  ge_attr gemm[4] = {GE_ATTR_INT("transB", 1), GE_ATTR_FLOAT("alpha", 0.5f), GE_ATTR_FLOAT("beta", 1.f),
+                     GE_ATTR_STRING("activation", "Relu")};
+  /* BERT-like rows (batch dims folded into M) with bf16 storage on both sides */
+  amx_node_case("MatMul", (int64_t[]){2, 64, 96}, 3, 96, 80, NULL, 0, false, true, true);
+  amx_node_case("ai.ge::FusedMatMul", (int64_t[]){2, 50, 96}, 3, 96, 130, gelu, 1, true, true, true);
+  /* float32 A and Y, tails everywhere */
+  amx_node_case("MatMul", (int64_t[]){37, 70}, 2, 70, 45, NULL, 0, false, false, false);
+  amx_node_case("ai.ge::FusedMatMul", (int64_t[]){5, 33}, 2, 33, 17, gelu, 1, true, true, false);
+  amx_node_case("MatMul", (int64_t[]){40, 64}, 2, 64, 50, NULL, 0, false, false, true);
+  /* Gemm with transB and alpha folded into the packed B, a bias row and an activation */
+  amx_node_case("Gemm", (int64_t[]){9, 40}, 2, 40, 50, gemm, 3, true, false, false);
+  amx_node_case("ai.ge::FusedGemm", (int64_t[]){33, 48}, 2, 48, 47, gemm, 4, true, true, true);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nchw_nhwc_roundtrip),
@@ -939,6 +1036,7 @@ int main(void) {
       cmocka_unit_test(test_fast_softmax),
       cmocka_unit_test(test_fast_pgemm),
       cmocka_unit_test(test_fast_winograd),
+      cmocka_unit_test(test_fast_amx_nodes),
   };
   return cmocka_run_group_tests(tests, ge_test_setup_engine, ge_test_teardown_engine);
 }

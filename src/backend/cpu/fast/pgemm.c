@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "backend/cpu/dnnl/dnnl_lowp.h"
+#include "backend/cpu/fast/fast_amx.h"
 #include "backend/cpu/fast/fast_kernels.h"
 #include "backend/cpu/fast/fast_ops.h"
 #include "backend/cpu/threadpool.h"
@@ -77,6 +78,10 @@ typedef struct pg_state {
   int wm, ne;         /* Winograd: tile outputs m (2 or 4) and transformed elements ne = (m + 2)^2 */
   ge_fused_act act;
   float p0, p1;       /* activation parameters, as ge_dn_append_act reads them */
+  /* bf16 on AMX (fast/amx.c): B packed as bf16 in bp16 (bp NULL); A, C and the residual may be
+     stored bf16 (GE_LAYOUT_BF16, GE_LAYOUT_NHWC_BF16) */
+  bool amx, a16, c16, sum16;
+  uint16_t *bp16;
 } pg_state;
 
 /* Rows of C as stored: a Winograd convolution's output pixels (its M counts tiles), else M. */
@@ -247,44 +252,6 @@ PG_TARGET static void ukernel_mr(pg_blk *j, size_t mr) {
 }
 #undef PG_UK
 
-/* GELU (erf form), 16 lanes: 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(z) = 2 - erfc(z) for
-   z >= 0 and erfc(|z|) for z < 0 (no cancellation), erfc by the fit the element-wise Gelu uses
-   (fast/ew.c fo_erfc_pos, fractional error 1.2e-7), 1 / (1 + |z|/2) by a reciprocal estimate
-   and a Newton step.  Against 0.5 x (1 + erf) in double over [-10, 10]: absolute error 3.7e-7,
-   relative 1.6e-6 where |GELU| > 1e-6; 0.73 ns an element against 1.72 for the element-wise
-   loop (scratch benchmark, 1 thread), which BERT's FFN pays for 393K elements a layer. */
-PG_TARGET static inline __m512 gelu16(__m512 v) {
-  /* |z| capped at 10 (erfc is 0 in float32 from about 9.2 on), so that an infinite x gives
-     t = 1/6 rather than a reciprocal of infinity times zero: GELU(+inf) = +inf, GELU(-inf) = NaN
-     as 0.5 x (1 + erf) gives, and a NaN stays NaN */
-  __m512 az = _mm512_min_ps(_mm512_abs_ps(_mm512_mul_ps(v, _mm512_set1_ps(0.7071067811865476f))), _mm512_set1_ps(10.f));
-  __m512 d = _mm512_fmadd_ps(az, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.f));
-  __m512 t = _mm512_rcp14_ps(d);
-  t = _mm512_mul_ps(t, _mm512_fnmadd_ps(d, t, _mm512_set1_ps(2.f)));
-  static const float c[10] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
-                              -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
-  __m512 p = _mm512_set1_ps(c[0]);
-  for (int i = 1; i < 10; i++) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c[i]));
-  __m512 ec = _mm512_mul_ps(t, ge_fast_exp16(_mm512_fnmadd_ps(az, az, p)));
-  __mmask16 pos = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ);
-  __m512 one_p = _mm512_mask_sub_ps(ec, pos, _mm512_set1_ps(2.f), ec);
-  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), one_p);
-}
-
-/* GELU, tanh form, 16 lanes: 0.5 x (1 + tanh u) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715
-   x^3): no cancellation at either end (x for large u, x e^(2u) -> 0 for very negative u). */
-PG_TARGET static inline __m512 gelu_tanh16(__m512 v) {
-  __m512 v3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
-  __m512 u2 = _mm512_mul_ps(_mm512_fmadd_ps(v3, _mm512_set1_ps(0.044715f), v), _mm512_set1_ps(-1.5957691216057308f));
-  __m512 d = _mm512_add_ps(_mm512_set1_ps(1.f), ge_fast_exp16(u2));
-  __m512 r = _mm512_rcp14_ps(d);
-  r = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
-  /* e^(-2u) past float32 (x below about -9.4): the factor is 0, so that GELU(-inf) is NaN as
-     0.5 x (1 + tanh u) gives (and a finite x gives -0, its value to float32 precision) */
-  r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(u2, _mm512_set1_ps(88.f), _CMP_LE_OQ), r);
-  return _mm512_mul_ps(v, r);
-}
-
 /* GELU (tanh_form: its tanh approximation) over rows x (the panel's valid columns) of C in place. */
 PG_TARGET static void gelu_block(float *c, size_t ldc, size_t rows, __mmask16 m0, __mmask16 m1, __mmask16 m2,
                                  bool tanh_form) {
@@ -293,7 +260,7 @@ PG_TARGET static void gelu_block(float *c, size_t ldc, size_t rows, __mmask16 m0
     for (int q = 0; q < 3; q++) {
       float *cr = c + i * ldc + 16 * q;
       __m512 v = _mm512_maskz_loadu_ps(m[q], cr);
-      _mm512_mask_storeu_ps(cr, m[q], tanh_form ? gelu_tanh16(v) : gelu16(v));
+      _mm512_mask_storeu_ps(cr, m[q], tanh_form ? ge_fast_gelu_tanh16(v) : ge_fast_gelu16(v));
     }
 }
 
@@ -632,14 +599,16 @@ static ge_status decline(const ge_prepare_ctx *p, const char *why) {
   return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "packed matmul: %s", why);
 }
 
-/* A and C are stored as their shapes read (the matmul forms take nothing else). */
-static bool plain_io(const ge_prepare_ctx *p) {
-  return (!p->in_layout || p->in_layout[0] == GE_LAYOUT_PLAIN) && (!p->out_layout || p->out_layout[0] == GE_LAYOUT_PLAIN);
+/* A and C are stored as their shapes read (the matmul forms take nothing else), as float32 or,
+   computing in bf16 (amx), as bf16 (GE_LAYOUT_BF16: what oneDNN's bf16 matmul asks for, dnnl.c). */
+static bool rows_ok(int l, bool amx) { return l == GE_LAYOUT_PLAIN || (amx && l == GE_LAYOUT_BF16); }
+static bool plain_io(const ge_prepare_ctx *p, bool amx) {
+  return (!p->in_layout || rows_ok(p->in_layout[0], amx)) && (!p->out_layout || rows_ok(p->out_layout[0], amx));
 }
 
 /* The geometry of a MatMul / FusedMatMul: A [.., M, K] (batch dims folded into M) x B [K, N]. */
-static ge_status matmul_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size_t *N) {
-  if (!plain_io(p)) return decline(p, "plain operands only");
+static ge_status matmul_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_t *K, size_t *N) {
+  if (!plain_io(p, amx)) return decline(p, "plain operands only");
   const ge_shape *a = &p->in[0].type->shape, *b = &p->in[1].type->shape;
   if (a->rank < 2 || b->rank != 2) return decline(p, "A of rank >= 2 and a 2-D B");
   *M = 1;
@@ -653,8 +622,9 @@ static ge_status matmul_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size
 /* Gemm / FusedGemm: A [M, K] (transA = 0) x B [K, N] or, with transB, B^T for B [N, K]; alpha
    is folded into the packed B; C, when present, must be a row [N] or [1, N] (a bias): beta * C
    is precomputed when beta != 1 (C must then be constant). */
-static ge_status gemm_geom(const ge_prepare_ctx *p, size_t *M, size_t *K, size_t *N, bool *trans_b, float *alpha) {
-  if (!plain_io(p)) return decline(p, "plain operands only");
+static ge_status gemm_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_t *K, size_t *N, bool *trans_b,
+                          float *alpha) {
+  if (!plain_io(p, amx)) return decline(p, "plain operands only");
   const ge_node *n = p->node;
   if (ge_node_attr_int(n, "transA", 0) != 0) return decline(p, "transA");
   const ge_shape *a = &p->in[0].type->shape, *b = &p->in[1].type->shape;
@@ -824,8 +794,12 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   bool conv = strstr(op, "Conv") != NULL, gemm = strstr(op, "Gemm") != NULL, fused = !strncmp(op, "Fused", 5);
   if (!cpu_ok()) return decline(p, "needs AVX-512");
   /* a node marked bf16 where the processor has no bf16 compute runs in float32 (dnnl_lowp.c), as
-     in the float32 mode: then here too, so that the fallback gives the float32 mode's results */
-  if (ge_dn_lowp_dt(p) != dnnl_f32) return decline(p, "a reduced-precision node");
+     in the float32 mode: then here too, so that the fallback gives the float32 mode's results.
+     One that computes in bf16 runs on AMX here (fast/amx.c), the matmul forms only; without
+     AMX oneDNN takes it */
+  dnnl_data_type_t cdt = ge_dn_lowp_dt(p);
+  bool amx = cdt == dnnl_bf16 && !conv && ge_amx_usable();
+  if (cdt != dnnl_f32 && !amx) return decline(p, "a reduced-precision node");
   if (p->n_out != 1 || p->out[0].dtype != GE_F32 || !static_f32(p, 0) || !static_f32(p, 1))
     return decline(p, "needs static float32 operands");
   if (!p->in[1].value || !p->in[1].value->data || p->in[0].value) return decline(p, "needs a constant B only");
@@ -834,7 +808,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   bool trans_b = conv;
   float alpha = 1.f;
   GE_CHECK(conv ? conv_geom(p, &geo, &M, &K, &N)
-                : gemm ? gemm_geom(p, &M, &K, &N, &trans_b, &alpha) : matmul_geom(p, &M, &K, &N));
+                : gemm ? gemm_geom(p, amx, &M, &K, &N, &trans_b, &alpha) : matmul_geom(p, amx, &M, &K, &N));
   /* narrow products: the panels do not pay (oneDNN takes them).  A few rows (M = 1..3, a
      classifier or a decoding step) stream the weights: on a chain of 60 [M x 768] x [768 x 768]
      (per-step minima, alternating builds) this kernel took M = 1: 10.9-11.0 ms against
@@ -865,11 +839,14 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   }
   size_t np = (N + PG_NR - 1) / PG_NR, nb = geo.wino ? (size_t)geo.ne : 1; /* packed B matrices */
   if (np > SIZE_MAX / PG_NR / K / sizeof(float) / nb) return decline(p, "too large");
+  size_t bytes = amx ? ge_amx_packed_elems(K, N) * sizeof(uint16_t) : nb * np * K * PG_NR * sizeof(float);
   pg_state *s = calloc(1, sizeof *s);
-  float *bp = s ? ge_const_alloc(nb * np * K * PG_NR * sizeof(float)) : NULL;
+  void *bmem = s ? ge_const_alloc(bytes) : NULL;
+  float *bp = amx ? NULL : bmem;
   const float *w = p->in[1].value->data;
-  bool packed = bp != NULL;
-  if (packed && geo.wino) packed = pack_wino(w, K, N, geo.wm, bp);
+  bool packed = bmem != NULL;
+  if (packed && amx) ge_amx_pack(w, K, N, trans_b, alpha, bmem);
+  else if (packed && geo.wino) packed = pack_wino(w, K, N, geo.wm, bp);
   else if (packed && conv && (geo.kh != 1 || geo.kw != 1)) packed = pack_taps(&geo, w, K, N, bp);
   else if (packed) pack_b(w, K, N, trans_b, alpha, bp);
   if (packed && bias && beta != 1.f) { /* gemm_geom: C is constant here */
@@ -881,16 +858,19 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
     packed = geo.bias_own != NULL;
   }
   if (!packed) {
-    ge_const_free(bp);
+    ge_const_free(bmem);
     free(s);
-    return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (weights of %zu bytes)",
-                           nb * np * K * PG_NR * sizeof(float));
+    return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (weights of %zu bytes)", bytes);
   }
   *s = geo; /* geo.M is set above */
   s->K = K;
   s->N = N;
   s->np = np;
   s->bp = bp;
+  s->amx = amx;
+  s->bp16 = amx ? bmem : NULL;
+  s->a16 = amx && p->in_layout && p->in_layout[0] == GE_LAYOUT_BF16;
+  s->c16 = amx && p->out_layout && p->out_layout[0] == GE_LAYOUT_BF16;
   s->bias = bias;
   s->act = act;
   s->p0 = p0;
@@ -917,6 +897,15 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "packed matmul: the residual (input 3) must be %zu float32", cn);
   if (!C || C->dtype != GE_F32 || C->numel != cn || !C->data)
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "packed matmul: output must be %zu float32", cn);
+  const float *bias = s->bias_own ? s->bias_own : Bias ? Bias->data : NULL;
+  if (s->amx) {
+    ge_amx_gemm ag = {.M = s->M, .K = s->K, .N = s->N, .bp = s->bp16, .a = A->data, .a16 = s->a16, .c = C->data,
+                      .c16 = s->c16, .bias = bias, .sum = Sum ? Sum->data : NULL, .sum16 = s->sum16,
+                      .act = s->act, .p0 = s->p0, .p1 = s->p1};
+    if (!ge_amx_run(&ag, ctx->threads))
+      return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (A of %zu x %zu as bf16)", s->M, s->K);
+    return GE_OK;
+  }
 #if PG_X86
   /* the gathered A (Winograd: V and M), in this thread's scratch */
   const float *a = A->data;
@@ -932,7 +921,6 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
     }
     a = col;
   }
-  const float *bias = s->bias_own ? s->bias_own : Bias ? Bias->data : NULL;
   if (s->wino) {
     wg_run(s, ge_fo_threads(ctx->threads, 32 * s->M * s->N * s->K, (size_t)2 << 20), A->data, bias,
            Sum ? Sum->data : NULL, C->data, col);
@@ -958,6 +946,7 @@ static void pg_release(void *state) {
   pg_state *s = state;
   if (!s) return;
   ge_const_free(s->bp);
+  ge_const_free(s->bp16);
   free(s->bias_own);
   free(s);
 }

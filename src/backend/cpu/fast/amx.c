@@ -1,0 +1,310 @@
+/* The bf16 GEMM on AMX (fast_amx.h; issue 6).
+ *
+ * Why ge has its own: oneDNN's bf16 primitives split their work over the threads statically.
+ * On a shared host the AMX unit of one core is often slow for a while (another tenant; see
+ * docs/performance.md "bf16 on a shared host"), and a 2-thread bf16 run then goes at that
+ * core's pace.  Here the threads claim blocks of C dynamically (ge_parallel_steal), so the fast
+ * core takes over the slow one's share.  The kernel itself is as fast as oneDNN's brgemm on
+ * one core (scratch benchmark, 1 thread, 12 distinct weights streamed from memory, min of 20
+ * rounds, oneDNN 2.6 with "any" weights: [128x768]x[768x768] 0.153 against 0.156 ms,
+ * [128x768]x[768x3072] 0.81 against 0.89, [128x3072]x[3072x768] 0.73 against 1.15).
+ *
+ * Blocking: C in blocks of 32 x 32, four float32 accumulator tiles (tmm0-3) over 2 A tiles
+ * (tmm4-5: 16 rows x 32 K each) and 2 B tiles (tmm6-7: 16 pairs of K rows x 16 columns, the
+ * "VNNI" pairs TDPBF16PS takes), K in steps of 32.  B is packed at prepare into panels of 32
+ * columns (ge_amx_pack), zero-padded to K and N multiples of 32, so that a panel's K step is
+ * 2 KiB contiguous.  A is read in place when it is bf16 with K a multiple of 32 (the rows of a
+ * last partial block are copied once per run into a zero-padded block); otherwise it is
+ * converted (float32) or copied into a zero-padded [M32 x K32] buffer first.  A block's
+ * accumulators go through a 4 KiB float32 buffer, where the bias, the residual and the
+ * activation are applied and the result stored (masked at the edges of C).
+ *
+ * Order of the blocks: where B is large (a transformer's weights, read from memory every run)
+ * panel by panel, each thread prefetching the panel it multiplies next while it does the
+ * current one (as pgemm.c does); where B is small and A large (a 1x1 convolution of many
+ * pixels) row block by row block, so that a block of A is read once and B stays in cache. */
+#include "backend/cpu/fast/fast_amx.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend/cpu/dnnl/dnnl_lowp.h"
+#include "backend/cpu/fast/fast_kernels.h"
+#include "backend/cpu/fast/fast_ops.h"
+#include "backend/cpu/threadpool.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define AMX_X86 1
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "backend/cpu/fast/fast_avx512.h"
+#define AMX_TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16,fma")))
+#else
+#define AMX_X86 0
+#endif
+
+#define AMX_B 32 /* rows and columns of a block of C; K step */
+
+static size_t round32(size_t x) { return (x + AMX_B - 1) / AMX_B * AMX_B; }
+
+size_t ge_amx_packed_elems(size_t K, size_t N) { return round32(N) * round32(K); }
+
+void ge_amx_pack(const float *B, size_t K, size_t N, bool trans, float alpha, uint16_t *bp) {
+  size_t Kp = round32(K), np = round32(N) / AMX_B;
+  memset(bp, 0, np * Kp * AMX_B * sizeof(uint16_t));
+  for (size_t p = 0; p < np; p++) {
+    uint16_t *panel = bp + p * Kp * AMX_B;
+    for (size_t k = 0; k < K; k++) {
+      /* K block k / 32, tile pair row (k % 32) / 2, element k % 2 of each pair */
+      uint16_t *row = panel + (k / AMX_B) * AMX_B * AMX_B + (k % AMX_B) / 2 * AMX_B + (k & 1);
+      for (size_t j = 0; j < AMX_B && p * AMX_B + j < N; j++) {
+        size_t n = p * AMX_B + j;
+        float v = (trans ? B[n * K + k] : B[k * N + n]) * alpha;
+        /* column j: tile j / 16 (512 elements on), pair j % 16 */
+        row[(j / 16) * 512 + (j % 16) * 2] = ge_f32_to_bf16_inline(v);
+      }
+    }
+  }
+}
+
+#if AMX_X86
+/* ------------------------------------------------------------------ availability */
+
+#define AMX_ARCH_REQ_XCOMP_PERM 0x1023 /* arch_prctl: ask for an XSAVE feature (Linux 5.16+) */
+#define AMX_XFEATURE_XTILEDATA 18
+
+static bool g_amx_ok;
+static pthread_once_t g_amx_once = PTHREAD_ONCE_INIT;
+
+static void amx_probe(void) {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return;
+  if (!(d & (1u << 22)) || !(d & (1u << 24))) return; /* AMX-BF16, AMX-TILE */
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512bf16") || !__builtin_cpu_supports("avx512bw") ||
+      !__builtin_cpu_supports("avx512vl"))
+    return;
+  /* oneDNN's ceiling: with ONEDNN_MAX_CPU_ISA below AMX, no AMX here either */
+  dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+  if (((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_amx) != (unsigned)dnnl_cpu_isa_avx512_core_amx) return;
+  /* the tile data state is off until the process asks for it (oneDNN asks the same) */
+  if (syscall(SYS_arch_prctl, AMX_ARCH_REQ_XCOMP_PERM, AMX_XFEATURE_XTILEDATA) != 0) return;
+  g_amx_ok = true;
+}
+
+bool ge_amx_usable(void) {
+  pthread_once(&g_amx_once, amx_probe);
+  return g_amx_ok;
+}
+
+/* ------------------------------------------------------------------ the blocks */
+
+typedef struct amx_cfg {
+  uint8_t palette, start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} amx_cfg;
+
+typedef struct amx_job {
+  const ge_amx_gemm *g;
+  const uint16_t *a; /* bf16 A, row stride lda (>= K32 readable columns per row) */
+  size_t lda;
+  const uint16_t *tail; /* the last block's rows when it is partial and A is read in place */
+  size_t Kp, np, nmb;
+  bool mmajor; /* items row block by row block (else panel by panel) */
+} amx_job;
+
+static void item_pos(const amx_job *j, size_t w, size_t *q, size_t *mb) {
+  if (j->mmajor) {
+    *mb = w / j->np;
+    *q = w % j->np;
+  } else {
+    *q = w / j->nmb;
+    *mb = w % j->nmb;
+  }
+}
+
+AMX_TARGET static inline __m512 load_bf16(const uint16_t *p, __mmask16 m) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+}
+
+static __mmask16 cols_mask(size_t nn, size_t off) {
+  if (nn <= off) return 0;
+  size_t v = nn - off;
+  return v >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << v) - 1u);
+}
+
+/* The accumulators cb [32 x 32] of the block at (r0, n0) to C: + bias + sum, activation. */
+AMX_TARGET static void epilogue(const ge_amx_gemm *g, float *cb, size_t r0, size_t n0) {
+  size_t rows = g->M - r0 < AMX_B ? g->M - r0 : AMX_B, cols = g->N - n0 < AMX_B ? g->N - n0 : AMX_B;
+  const __mmask16 m[2] = {cols_mask(cols, 0), cols_mask(cols, 16)};
+  const bool inreg = g->act == GE_ACT_NONE || g->act == GE_ACT_RELU || g->act == GE_ACT_GELU ||
+                     g->act == GE_ACT_GELU_TANH;
+  for (size_t i = 0; i < rows; i++) {
+    float *cr = cb + i * AMX_B;
+    size_t off = (r0 + i) * g->N + n0;
+    __m512 v[2];
+    for (int h = 0; h < 2; h++) {
+      v[h] = _mm512_load_ps(cr + 16 * h);
+      if (g->bias) v[h] = _mm512_add_ps(v[h], _mm512_maskz_loadu_ps(m[h], g->bias + n0 + 16 * h));
+      if (g->sum)
+        v[h] = _mm512_add_ps(v[h], g->sum16 ? load_bf16((const uint16_t *)g->sum + off + 16 * h, m[h])
+                                            : _mm512_maskz_loadu_ps(m[h], (const float *)g->sum + off + 16 * h));
+      if (g->act == GE_ACT_RELU) v[h] = _mm512_max_ps(v[h], _mm512_setzero_ps());
+      else if (g->act == GE_ACT_GELU) v[h] = ge_fast_gelu16(v[h]);
+      else if (g->act == GE_ACT_GELU_TANH) v[h] = ge_fast_gelu_tanh16(v[h]);
+      if (!inreg) _mm512_store_ps(cr + 16 * h, v[h]);
+    }
+    if (!inreg) {
+      ge_fo_act_inplace(g->act, g->p0, g->p1, cr, AMX_B);
+      v[0] = _mm512_load_ps(cr);
+      v[1] = _mm512_load_ps(cr + 16);
+    }
+    for (int h = 0; h < 2; h++) {
+      if (g->c16)
+        _mm256_mask_storeu_epi16((uint16_t *)g->c + off + 16 * h, m[h], (__m256i)_mm512_cvtneps_pbh(v[h]));
+      else
+        _mm512_mask_storeu_ps((float *)g->c + off + 16 * h, m[h], v[h]);
+    }
+  }
+}
+
+/* Block (panel q, row block mb); `pf` (or NULL): lines [pf0, pf1) of 64 bytes of the panel to
+   prefetch into L2, spread over the K steps. */
+AMX_TARGET static void amx_block(const amx_job *j, size_t q, size_t mb, const char *pf, size_t pf0, size_t pf1) {
+  const ge_amx_gemm *g = j->g;
+  const size_t nk = j->Kp / AMX_B, lda = j->lda;
+  const uint16_t *a0 = j->tail && (mb + 1) * AMX_B > g->M ? j->tail : j->a + mb * AMX_B * lda;
+  const uint16_t *a1 = a0 + 16 * lda;
+  const uint16_t *b = g->bp + q * j->Kp * AMX_B;
+  size_t per = pf ? (pf1 - pf0 + nk - 1) / nk : 0, l = pf0;
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (size_t k = 0; k < nk; k++) {
+    _tile_loadd(4, a0 + k * AMX_B, lda * sizeof(uint16_t));
+    _tile_loadd(6, b + k * AMX_B * AMX_B, 64);
+    _tile_loadd(5, a1 + k * AMX_B, lda * sizeof(uint16_t));
+    _tile_loadd(7, b + k * AMX_B * AMX_B + 512, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    for (size_t e = l + per < pf1 ? l + per : pf1; l < e; l++) _mm_prefetch(pf + l * 64, _MM_HINT_T1);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  float cb[AMX_B * AMX_B] __attribute__((aligned(64)));
+  _tile_stored(0, cb, AMX_B * sizeof(float));
+  _tile_stored(1, cb + 16, AMX_B * sizeof(float));
+  _tile_stored(2, cb + 16 * AMX_B, AMX_B * sizeof(float));
+  _tile_stored(3, cb + 16 * AMX_B + 16, AMX_B * sizeof(float));
+  epilogue(g, cb, mb * AMX_B, q * AMX_B);
+}
+
+/* Items [w, w1) of one claim (ge_parallel_steal).  Panel by panel: while a panel's blocks of
+   this claim run, the panel this thread multiplies after them (the claim's next item, else
+   `next`'s) is prefetched, a share of it per block. */
+AMX_TARGET static void amx_claim(void *arg, size_t w, size_t w1, size_t next) {
+  const amx_job *j = arg;
+  amx_cfg cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.palette = 1;
+  for (int t = 0; t < 8; t++) {
+    cfg.rows[t] = 16;
+    cfg.colsb[t] = 64;
+  }
+  _tile_loadconfig(&cfg);
+  const size_t lines = j->Kp * AMX_B * sizeof(uint16_t) / 64; /* of a panel */
+  while (w < w1) {
+    size_t q, mb;
+    item_pos(j, w, &q, &mb);
+    if (j->mmajor) {
+      amx_block(j, q, mb, NULL, 0, 0);
+      w++;
+      continue;
+    }
+    /* this claim's blocks of panel q: [w, we) */
+    size_t we = (q + 1) * j->nmb < w1 ? (q + 1) * j->nmb : w1;
+    size_t wn = we < w1 ? we : next;
+    const char *pf = NULL;
+    if (wn != SIZE_MAX && wn / j->nmb != q) pf = (const char *)(j->g->bp + wn / j->nmb * j->Kp * AMX_B);
+    for (size_t i = w; i < we; i++)
+      amx_block(j, q, i - q * j->nmb, pf, lines * (i - w) / (we - w), lines * (i - w + 1) / (we - w));
+    w = we;
+  }
+  _tile_release();
+}
+
+/* ------------------------------------------------------------------ A to bf16 */
+
+typedef struct amx_conv {
+  const ge_amx_gemm *g;
+  uint16_t *dst; /* rows of Kp */
+  size_t Kp, r_base; /* source row of dst's row 0 */
+} amx_conv;
+
+static void conv_rows(void *arg, size_t r0, size_t r1) {
+  const amx_conv *c = arg;
+  const ge_amx_gemm *g = c->g;
+  for (size_t r = r0; r < r1; r++) {
+    uint16_t *d = c->dst + r * c->Kp;
+    size_t src = c->r_base + r;
+    if (src < g->M) {
+      if (g->a16) memcpy(d, (const uint16_t *)g->a + src * g->K, g->K * sizeof(uint16_t));
+      else ge_dn_to_bf16((const float *)g->a + src * g->K, d, g->K, 1);
+      memset(d + g->K, 0, (c->Kp - g->K) * sizeof(uint16_t));
+    } else {
+      memset(d, 0, c->Kp * sizeof(uint16_t));
+    }
+  }
+}
+
+bool ge_amx_run(const ge_amx_gemm *g, int threads) {
+  if (!g->M || !g->N) return true;
+  amx_job j = {.g = g, .Kp = round32(g->K), .np = round32(g->N) / AMX_B, .nmb = round32(g->M) / AMX_B};
+  size_t Mp = j.nmb * AMX_B;
+  if (g->a16 && g->K == j.Kp) { /* in place; a partial last block from a copy */
+    j.a = g->a;
+    j.lda = g->K;
+    if (Mp != g->M) {
+      uint16_t *tail = ge_cpu_thread_scratch(AMX_B * j.Kp * sizeof(uint16_t));
+      if (!tail) return false;
+      amx_conv c = {.g = g, .dst = tail, .Kp = j.Kp, .r_base = Mp - AMX_B};
+      conv_rows(&c, 0, AMX_B);
+      j.tail = tail;
+    }
+  } else { /* converted or copied, zero-padded to Mp x Kp */
+    uint16_t *buf = ge_cpu_thread_scratch(Mp * j.Kp * sizeof(uint16_t));
+    if (!buf) return false;
+    amx_conv c = {.g = g, .dst = buf, .Kp = j.Kp};
+    ge_parallel_for(ge_fo_threads(threads, Mp * j.Kp, (size_t)64 << 10), Mp, conv_rows, &c);
+    j.a = buf;
+    j.lda = j.Kp;
+  }
+  /* B that stays in L2 with A large: row blocks outermost */
+  size_t b_bytes = j.np * j.Kp * AMX_B * sizeof(uint16_t);
+  j.mmajor = b_bytes <= ((size_t)512 << 10) && j.nmb > j.np;
+  /* at least about 4 MFLOP a thread (a block of K = 32 is 64 KFLOP) */
+  size_t items = j.np * j.nmb, per_outer = j.mmajor ? j.np : j.nmb, outer = items / per_outer;
+  int t = ge_fo_threads(threads, 2 * Mp * round32(g->N) * j.Kp, (size_t)4 << 20);
+  /* claims of one panel (row block) each where there are 4 or more a thread; else of a
+     quarter of a share; one thread: one claim */
+  size_t unit = t <= 1 ? items : outer >= 4 * (size_t)t ? per_outer : items / (4 * (size_t)t);
+  ge_parallel_steal(t, items, unit ? unit : 1, amx_claim, &j);
+  return true;
+}
+
+#else /* !AMX_X86 */
+
+bool ge_amx_usable(void) { return false; }
+bool ge_amx_run(const ge_amx_gemm *g, int threads) {
+  (void)g;
+  (void)threads;
+  return false;
+}
+
+#endif
