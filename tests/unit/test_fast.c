@@ -1002,6 +1002,89 @@ static void amx_node_case(const char *op, const int64_t *ad, size_t ar, int64_t 
   for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
 }
 
+/* t (float32) stored as the plan stores a value of layout l16 ? bf16 : float32: a new tensor of
+   t's shape, bf16 in the first half of its buffer or a copy */
+static ge_tensor *stored_as(const ge_tensor *t, bool l16) {
+  ge_tensor *o = NULL;
+  assert_int_equal(ge_tensor_create(GE_F32, t->dims, (size_t)t->rank, &o), GE_OK);
+  for (size_t i = 0; i < t->numel; i++) {
+    float v = ((const float *)t->data)[i];
+    if (l16) ((uint16_t *)o->data)[i] = ge_f32_to_bf16_inline(v);
+    else ((float *)o->data)[i] = v;
+  }
+  return o;
+}
+
+/* A 1x1 FusedConv (bias, Relu, optionally a residual) marked bf16 on channels-last operands,
+   float32 or stored bf16 (GE_LAYOUT_NHWC_BF16: what oneDNN's bf16 convolutions ask for): where
+   AMX is usable the first candidate takes it (A is X itself, [pixels, C]) and agrees with the
+   reference kernel on the bf16-rounded operands; a strided one it declines (oneDNN's). */
+static void amx_conv_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t stride, bool sum, bool x16,
+                          bool y16, bool s16) {
+  int64_t oh = (H - 1) / stride + 1, ow = (W - 1) / stride + 1;
+  int64_t xd[4] = {N, C, H, W}, wd[4] = {K, C, 1, 1}, bd[1] = {K}, sd[4] = {N, K, oh, ow};
+  ge_tensor *plain[4] = {rand_t(xd, 4, 1.f), rand_t(wd, 4, 0.2f), rand_t(bd, 1, 0.5f), sum ? rand_t(sd, 4, 1.f) : NULL};
+  size_t n_in = sum ? 4 : 3;
+  for (size_t t = 0; t < n_in; t++) { /* the values bf16 holds (the bias stays float32) */
+    if (t == 2 || (t == 3 && !s16)) continue;
+    float *d = plain[t]->data;
+    for (size_t i = 0; i < plain[t]->numel; i++) d[i] = ge_bf16_to_f32_inline(ge_f32_to_bf16_inline(d[i]));
+  }
+  int64_t strides[2] = {stride, stride};
+  ge_attr at[3] = {GE_ATTR_STRING("ge_compute_precision", "bf16"), GE_ATTR_STRING("activation", "Relu"),
+                   GE_ATTR_INTS("strides", strides, 2)};
+  one_node o;
+  one_node_build(&o, "ai.ge::FusedConv", at, 3, plain, n_in);
+  o.ins[1].value = plain[1];
+  ge_tensor *want = one_node_ref(&o, plain, n_in, 1);
+  static const int32_t to_nhwc[4] = {0, 2, 3, 1};
+  ge_tensor *xn = permute4(plain[0], to_nhwc), *sn = sum ? permute4(plain[3], to_nhwc) : NULL;
+  ge_tensor *wn = permute4(want, to_nhwc);
+  ge_tensor *stored[4] = {stored_as(xn, x16), plain[1], plain[2], sum ? stored_as(sn, s16) : NULL};
+  const ge_kernel *cand[8];
+  size_t nc = ge_cpu_find_kernels(o.nd->domain, o.nd->op_type, o.nd->opset, cand, 8);
+  assert_true(nc >= 2);
+  uint8_t il[4] = {x16 ? GE_LAYOUT_NHWC_BF16 : GE_LAYOUT_NHWC, GE_LAYOUT_PLAIN, GE_LAYOUT_PLAIN,
+                   s16 ? GE_LAYOUT_NHWC_BF16 : GE_LAYOUT_NHWC};
+  uint8_t ol[1] = {y16 ? GE_LAYOUT_NHWC_BF16 : GE_LAYOUT_NHWC};
+  ge_prepare_ctx pc = {.graph = o.g, .node = o.nd, .opset = o.nd->opset, .n_in = n_in, .n_out = 1, .in = o.ins,
+                       .out = o.out_t, .intra_threads = 2, .in_layout = il, .out_layout = ol};
+  void *fs = NULL;
+  ge_status st = cand[0]->prepare(&pc, &fs);
+  if (!ge_amx_usable() || stride != 1) {
+    assert_int_equal(st, GE_ERR_UNSUPPORTED);
+  } else {
+    if (st != GE_OK) fail_msg("1x1 FusedConv: the AMX kernel declines: %s", ge_last_error());
+    for (int threads = 1; threads <= 3; threads++) {
+      ge_tensor *y = NULL;
+      int64_t yd[4] = {N, oh, ow, K};
+      assert_int_equal(ge_tensor_create(GE_F32, yd, 4, &y), GE_OK);
+      ge_kctx kc = {.node = o.nd, .n_in = n_in, .n_out = 1, .in = stored, .out = &y, .threads = threads};
+      st = cand[0]->run(fs, &kc);
+      if (st != GE_OK) fail_msg("1x1 FusedConv: run: %s", ge_last_error());
+      const float *w = wn->data;
+      for (size_t i = 0; i < wn->numel; i++) {
+        double got = y16 ? ge_bf16_to_f32_inline(((const uint16_t *)y->data)[i]) : ((const float *)y->data)[i];
+        double tol = 1e-5 + 1e-5 * fabs(w[i]) + (y16 ? fabs(w[i]) / 256.0 : 0.0);
+        if (!(fabs(got - w[i]) <= tol))
+          fail_msg("1x1 FusedConv %lldx%lldx%lld -> %lld (x16 %d y16 %d sum %d/%d) threads %d: element %zu: %.7g, "
+                   "reference %.7g", (long long)C, (long long)H, (long long)W, (long long)K, x16, y16, sum, s16, threads,
+                   i, got, w[i]);
+      }
+      ge_tensor_free(y);
+    }
+    cand[0]->release(fs);
+  }
+  ge_tensor_free(stored[0]);
+  ge_tensor_free(stored[3]);
+  ge_tensor_free(xn);
+  ge_tensor_free(sn);
+  ge_tensor_free(wn);
+  ge_tensor_free(want);
+  ge_graph_free(o.g);
+  for (int i = 0; i < 4; i++) ge_tensor_free(plain[i]);
+}
+
 static void test_fast_amx_nodes(void **unused) {
   (void)unused;
   ge_attr gelu[1] = {GE_ATTR_STRING("activation", "Gelu")};
@@ -1017,6 +1100,12 @@ static void test_fast_amx_nodes(void **unused) {
   /* Gemm with transB and alpha folded into the packed B, a bias row and an activation */
   amx_node_case("Gemm", (int64_t[]){9, 40}, 2, 40, 50, gemm, 3, true, false, false);
   amx_node_case("ai.ge::FusedGemm", (int64_t[]){33, 48}, 2, 48, 47, gemm, 4, true, true, true);
+  /* 1x1 convolutions: ResNet's (a bf16 residual summed in place of nothing else), odd sizes,
+     float32 operands, a batch of two; a strided one declines */
+  amx_conv_case(1, 64, 14, 14, 256, 1, true, true, true, true);
+  amx_conv_case(2, 48, 7, 9, 70, 1, true, false, false, false);
+  amx_conv_case(1, 96, 5, 5, 33, 1, false, true, false, false);
+  amx_conv_case(1, 64, 8, 8, 64, 2, false, true, true, false);
 }
 
 int main(void) {

@@ -676,7 +676,8 @@ static ge_status gemm_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_t 
    ge.exec.disableWinograd=1 turns both off. */
 #define PG_WINO4_MIN_PX 400
 #define PG_WINO4_MAX_PX 3136
-static ge_status conv_geom(const ge_prepare_ctx *p, pg_state *g, size_t *M, size_t *K, size_t *N) {
+static bool nhwc_ok(int l, bool amx) { return l == GE_LAYOUT_NHWC || (amx && l == GE_LAYOUT_NHWC_BF16); }
+static ge_status conv_geom(const ge_prepare_ctx *p, bool amx, pg_state *g, size_t *M, size_t *K, size_t *N) {
   const ge_shape *x = &p->in[0].type->shape, *w = &p->in[1].type->shape, *y = &p->out[0].shape;
   if (x->rank != 4 || w->rank != 4 || y->rank != 4) return decline(p, "not a 2-D convolution");
   const ge_node *n = p->node;
@@ -685,8 +686,8 @@ static ge_status conv_geom(const ge_prepare_ctx *p, pg_state *g, size_t *M, size
     return decline(p, "attributes");
   if (at.group != 1 || at.auto_pad != GE_PAD_NOTSET) return decline(p, "groups or auto_pad");
   bool sum = p->n_in > 3 && p->in[3].present;
-  if (!p->in_layout || !p->out_layout || p->in_layout[0] != GE_LAYOUT_NHWC || p->out_layout[0] != GE_LAYOUT_NHWC ||
-      (sum && p->in_layout[3] != GE_LAYOUT_NHWC))
+  if (!p->in_layout || !p->out_layout || !nhwc_ok(p->in_layout[0], amx) || !nhwc_ok(p->out_layout[0], amx) ||
+      (sum && !nhwc_ok(p->in_layout[3], amx)))
     return decline(p, "channels-last operands only");
   int64_t oh = 0, ow = 0, pb = 0, pr = 0;
   *g = (pg_state){.n = x->dims[0], .c = x->dims[1], .h = x->dims[2], .w = x->dims[3], .kh = w->dims[2],
@@ -701,7 +702,9 @@ static ge_status conv_geom(const ge_prepare_ctx *p, pg_state *g, size_t *M, size
   *K = (size_t)(g->kh * g->kw * g->c);
   *N = (size_t)w->dims[0];
   int64_t px = g->oh * g->ow;
-  if (*M > PG_CONV_MAX_M && !p->no_winograd && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 &&
+  if (amx) { /* bf16 on AMX: 1x1, stride-1, unpadded convolutions (A is X itself), any pixel count */
+    if (g->im2col) return decline(p, "bf16: only 1x1 stride-1 unpadded convolutions");
+  } else if (*M > PG_CONV_MAX_M && !p->no_winograd && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 &&
       g->dh == 1 && g->dw == 1 &&
       px <= PG_WINO4_MAX_PX && (px <= PG_WINO_MAX_PX || px >= PG_WINO4_MIN_PX)) {
     g->wino = true;
@@ -795,10 +798,10 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   if (!cpu_ok()) return decline(p, "needs AVX-512");
   /* a node marked bf16 where the processor has no bf16 compute runs in float32 (dnnl_lowp.c), as
      in the float32 mode: then here too, so that the fallback gives the float32 mode's results.
-     One that computes in bf16 runs on AMX here (fast/amx.c), the matmul forms only; without
-     AMX oneDNN takes it */
+     One that computes in bf16 runs on AMX here (fast/amx.c): the matmul forms, and 1x1
+     convolutions on channels-last operands; without AMX oneDNN takes it */
   dnnl_data_type_t cdt = ge_dn_lowp_dt(p);
-  bool amx = cdt == dnnl_bf16 && !conv && ge_amx_usable();
+  bool amx = cdt == dnnl_bf16 && ge_amx_usable();
   if (cdt != dnnl_f32 && !amx) return decline(p, "a reduced-precision node");
   if (p->n_out != 1 || p->out[0].dtype != GE_F32 || !static_f32(p, 0) || !static_f32(p, 1))
     return decline(p, "needs static float32 operands");
@@ -807,7 +810,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   pg_state geo = {0};
   bool trans_b = conv;
   float alpha = 1.f;
-  GE_CHECK(conv ? conv_geom(p, &geo, &M, &K, &N)
+  GE_CHECK(conv ? conv_geom(p, amx, &geo, &M, &K, &N)
                 : gemm ? gemm_geom(p, amx, &M, &K, &N, &trans_b, &alpha) : matmul_geom(p, amx, &M, &K, &N));
   /* narrow products: the panels do not pay (oneDNN takes them).  A few rows (M = 1..3, a
      classifier or a decoding step) stream the weights: on a chain of 60 [M x 768] x [768 x 768]
@@ -869,8 +872,9 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   s->bp = bp;
   s->amx = amx;
   s->bp16 = amx ? bmem : NULL;
-  s->a16 = amx && p->in_layout && p->in_layout[0] == GE_LAYOUT_BF16;
-  s->c16 = amx && p->out_layout && p->out_layout[0] == GE_LAYOUT_BF16;
+  s->a16 = amx && p->in_layout && (p->in_layout[0] == GE_LAYOUT_BF16 || p->in_layout[0] == GE_LAYOUT_NHWC_BF16);
+  s->c16 = amx && p->out_layout && (p->out_layout[0] == GE_LAYOUT_BF16 || p->out_layout[0] == GE_LAYOUT_NHWC_BF16);
+  s->sum16 = amx && s->sum && p->in_layout[3] == GE_LAYOUT_NHWC_BF16;
   s->bias = bias;
   s->act = act;
   s->p0 = p0;
