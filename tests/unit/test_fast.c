@@ -1015,14 +1015,16 @@ static ge_tensor *stored_as(const ge_tensor *t, bool l16) {
   return o;
 }
 
-/* A 1x1 FusedConv (bias, Relu, optionally a residual) marked bf16 on channels-last operands,
-   float32 or stored bf16 (GE_LAYOUT_NHWC_BF16: what oneDNN's bf16 convolutions ask for): where
-   AMX is usable the first candidate takes it (A is X itself, [pixels, C]) and agrees with the
-   reference kernel on the bf16-rounded operands; a strided one it declines (oneDNN's). */
-static void amx_conv_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t stride, bool sum, bool x16,
-                          bool y16, bool s16) {
-  int64_t oh = (H - 1) / stride + 1, ow = (W - 1) / stride + 1;
-  int64_t xd[4] = {N, C, H, W}, wd[4] = {K, C, 1, 1}, bd[1] = {K}, sd[4] = {N, K, oh, ow};
+/* A FusedConv (bias, Relu, optionally a residual) of a k x k window, padding `pad` on every
+   side, marked bf16, on channels-last operands, float32 or stored bf16 (GE_LAYOUT_NHWC_BF16:
+   what oneDNN's bf16 convolutions ask for): where AMX is usable the first candidate takes it
+   (fast/amx.c: a 1x1 stride-1 unpadded one reads X as A, other stride-1 ones read padded
+   copies of X tap by tap, the rest gathered fields) and agrees with the reference kernel on the
+   bf16-rounded operands. */
+static void amx_conv_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t k, int64_t pad,
+                          int64_t stride, int64_t dil, bool sum, bool x16, bool y16, bool s16) {
+  int64_t oh = (H + 2 * pad - dil * (k - 1) - 1) / stride + 1, ow = (W + 2 * pad - dil * (k - 1) - 1) / stride + 1;
+  int64_t xd[4] = {N, C, H, W}, wd[4] = {K, C, k, k}, bd[1] = {K}, sd[4] = {N, K, oh, ow};
   ge_tensor *plain[4] = {rand_t(xd, 4, 1.f), rand_t(wd, 4, 0.2f), rand_t(bd, 1, 0.5f), sum ? rand_t(sd, 4, 1.f) : NULL};
   size_t n_in = sum ? 4 : 3;
   for (size_t t = 0; t < n_in; t++) { /* the values bf16 holds (the bias stays float32) */
@@ -1030,11 +1032,12 @@ static void amx_conv_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K,
     float *d = plain[t]->data;
     for (size_t i = 0; i < plain[t]->numel; i++) d[i] = ge_bf16_to_f32_inline(ge_f32_to_bf16_inline(d[i]));
   }
-  int64_t strides[2] = {stride, stride};
-  ge_attr at[3] = {GE_ATTR_STRING("ge_compute_precision", "bf16"), GE_ATTR_STRING("activation", "Relu"),
-                   GE_ATTR_INTS("strides", strides, 2)};
+  int64_t strides[2] = {stride, stride}, dils[2] = {dil, dil}, pads[4] = {pad, pad, pad, pad};
+  ge_attr at[5] = {GE_ATTR_STRING("ge_compute_precision", "bf16"), GE_ATTR_STRING("activation", "Relu"),
+                   GE_ATTR_INTS("strides", strides, 2), GE_ATTR_INTS("dilations", dils, 2),
+                   GE_ATTR_INTS("pads", pads, 4)};
   one_node o;
-  one_node_build(&o, "ai.ge::FusedConv", at, 3, plain, n_in);
+  one_node_build(&o, "ai.ge::FusedConv", at, 5, plain, n_in);
   o.ins[1].value = plain[1];
   ge_tensor *want = one_node_ref(&o, plain, n_in, 1);
   static const int32_t to_nhwc[4] = {0, 2, 3, 1};
@@ -1051,25 +1054,26 @@ static void amx_conv_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K,
                        .out = o.out_t, .intra_threads = 2, .in_layout = il, .out_layout = ol};
   void *fs = NULL;
   ge_status st = cand[0]->prepare(&pc, &fs);
-  if (!ge_amx_usable() || stride != 1) {
+  if (!ge_amx_usable()) {
     assert_int_equal(st, GE_ERR_UNSUPPORTED);
   } else {
-    if (st != GE_OK) fail_msg("1x1 FusedConv: the AMX kernel declines: %s", ge_last_error());
+    if (st != GE_OK) fail_msg("FusedConv: the AMX kernel declines: %s", ge_last_error());
     for (int threads = 1; threads <= 3; threads++) {
       ge_tensor *y = NULL;
       int64_t yd[4] = {N, oh, ow, K};
       assert_int_equal(ge_tensor_create(GE_F32, yd, 4, &y), GE_OK);
       ge_kctx kc = {.node = o.nd, .n_in = n_in, .n_out = 1, .in = stored, .out = &y, .threads = threads};
       st = cand[0]->run(fs, &kc);
-      if (st != GE_OK) fail_msg("1x1 FusedConv: run: %s", ge_last_error());
+      if (st != GE_OK) fail_msg("FusedConv: run: %s", ge_last_error());
       const float *w = wn->data;
       for (size_t i = 0; i < wn->numel; i++) {
         double got = y16 ? ge_bf16_to_f32_inline(((const uint16_t *)y->data)[i]) : ((const float *)y->data)[i];
         double tol = 1e-5 + 1e-5 * fabs(w[i]) + (y16 ? fabs(w[i]) / 256.0 : 0.0);
         if (!(fabs(got - w[i]) <= tol))
-          fail_msg("1x1 FusedConv %lldx%lldx%lld -> %lld (x16 %d y16 %d sum %d/%d) threads %d: element %zu: %.7g, "
-                   "reference %.7g", (long long)C, (long long)H, (long long)W, (long long)K, x16, y16, sum, s16, threads,
-                   i, got, w[i]);
+          fail_msg("FusedConv %lldx%lldx%lld -> %lld, %lldx%lld pad %lld stride %lld dilation %lld (x16 %d y16 %d "
+                   "sum %d/%d) threads %d: element %zu: %.7g, reference %.7g", (long long)C, (long long)H,
+                   (long long)W, (long long)K, (long long)k, (long long)k, (long long)pad, (long long)stride,
+                   (long long)dil, x16, y16, sum, s16, threads, i, got, w[i]);
       }
       ge_tensor_free(y);
     }
@@ -1100,12 +1104,25 @@ static void test_fast_amx_nodes(void **unused) {
   /* Gemm with transB and alpha folded into the packed B, a bias row and an activation */
   amx_node_case("Gemm", (int64_t[]){9, 40}, 2, 40, 50, gemm, 3, true, false, false);
   amx_node_case("ai.ge::FusedGemm", (int64_t[]){33, 48}, 2, 48, 47, gemm, 4, true, true, true);
-  /* 1x1 convolutions: ResNet's (a bf16 residual summed in place of nothing else), odd sizes,
-     float32 operands, a batch of two; a strided one declines */
-  amx_conv_case(1, 64, 14, 14, 256, 1, true, true, true, true);
-  amx_conv_case(2, 48, 7, 9, 70, 1, true, false, false, false);
-  amx_conv_case(1, 96, 5, 5, 33, 1, false, true, false, false);
-  amx_conv_case(1, 64, 8, 8, 64, 2, false, true, true, false);
+  /* 1x1 convolutions: ResNet's (a bf16 residual), odd sizes, float32 operands, a batch of two */
+  amx_conv_case(1, 64, 14, 14, 256, 1, 0, 1, 1, true, true, true, true);
+  amx_conv_case(2, 48, 7, 9, 70, 1, 0, 1, 1, true, false, false, false);
+  amx_conv_case(1, 96, 5, 5, 33, 1, 0, 1, 1, false, true, false, false);
+  /* direct (stride 1): ResNet's 3x3 at 7x7, odd channels and images, a batch (images stacked
+     on the padded grid), 5x5, a padded 1x1, no padding */
+  amx_conv_case(1, 64, 7, 7, 64, 3, 1, 1, 1, false, true, true, false);
+  amx_conv_case(2, 40, 9, 6, 50, 3, 1, 1, 1, true, true, true, true);
+  amx_conv_case(1, 3, 11, 13, 17, 5, 2, 1, 1, false, false, false, false);
+  amx_conv_case(1, 32, 5, 5, 32, 1, 1, 1, 1, true, true, false, false);
+  amx_conv_case(1, 32, 8, 8, 40, 3, 0, 1, 1, false, true, true, false);
+  /* strided, by phases: ResNet's downsampling 1x1 and 3x3 (stride 2), odd sizes, stride 3 */
+  amx_conv_case(1, 64, 8, 8, 64, 1, 0, 2, 1, false, true, true, false);
+  amx_conv_case(1, 48, 9, 9, 64, 3, 1, 2, 1, true, true, true, true);
+  amx_conv_case(2, 24, 11, 10, 40, 3, 1, 2, 1, false, false, false, false);
+  amx_conv_case(1, 32, 13, 13, 33, 5, 2, 3, 1, true, true, false, false);
+  /* gathered: dilation 2 */
+  amx_conv_case(2, 16, 10, 7, 24, 3, 2, 1, 2, false, false, false, false);
+  amx_conv_case(1, 40, 9, 9, 32, 3, 2, 2, 2, true, true, true, true);
 }
 
 int main(void) {

@@ -27,6 +27,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/dnnl/dnnl_lowp.h"
@@ -70,6 +71,20 @@ void ge_amx_pack(const float *B, size_t K, size_t N, bool trans, float alpha, ui
   }
 }
 
+size_t ge_amx_conv_k(const ge_amx_conv *cv) { return cv->kh * cv->kw * round32(cv->c); }
+
+bool ge_amx_pack_conv(const float *w, size_t N, const ge_amx_conv *cv, uint16_t *bp) {
+  size_t cp = round32(cv->c), taps = cv->kh * cv->kw, K = taps * cp;
+  float *b = calloc(K * N, sizeof(float));
+  if (!b) return false;
+  for (size_t co = 0; co < N; co++)
+    for (size_t ci = 0; ci < cv->c; ci++)
+      for (size_t t = 0; t < taps; t++) b[(t * cp + ci) * N + co] = w[(co * cv->c + ci) * taps + t];
+  ge_amx_pack(b, K, N, false, 1.f, bp);
+  free(b);
+  return true;
+}
+
 #if AMX_X86
 /* ------------------------------------------------------------------ availability */
 
@@ -111,12 +126,40 @@ typedef struct amx_cfg {
 
 typedef struct amx_job {
   const ge_amx_gemm *g;
-  const uint16_t *a; /* bf16 A, row stride lda (>= K32 readable columns per row) */
+  const uint16_t *a; /* bf16 A, row stride lda */
   size_t lda;
   const uint16_t *tail; /* the last block's rows when it is partial and A is read in place */
   size_t Kp, np, nmb;
+  /* K as taps x kpt steps of 32: for C's row r, tap t reads the A row at a + toff[t] + r lda
+     (a GEMM, a gathered convolution: one tap at 0) */
+  size_t taps, kpt;
+  size_t toff[GE_AMX_MAX_TAPS];
+  /* a direct convolution's rows of C are pixels of a grid of images of gh x gw, of which the
+     first oh x ow of each are outputs (gw 0: C's row r is A's row r) */
+  size_t gh, gw;
   bool mmajor; /* items row block by row block (else panel by panel) */
 } amx_job;
+
+/* C's rows of the block at A row r0: out[i], or SIZE_MAX for none (past M, or a padding pixel) */
+static void block_rows(const amx_job *j, size_t r0, size_t *out) {
+  const ge_amx_gemm *g = j->g;
+  if (!j->gw) {
+    for (size_t i = 0; i < AMX_B; i++) out[i] = r0 + i < g->M ? r0 + i : SIZE_MAX;
+    return;
+  }
+  const ge_amx_conv *cv = g->conv;
+  size_t img = r0 / (j->gh * j->gw), rem = r0 % (j->gh * j->gw), y = rem / j->gw, x = rem % j->gw;
+  for (size_t i = 0; i < AMX_B; i++) {
+    out[i] = img < cv->n && y < cv->oh && x < cv->ow ? (img * cv->oh + y) * cv->ow + x : SIZE_MAX;
+    if (++x == j->gw) {
+      x = 0;
+      if (++y == j->gh) {
+        y = 0;
+        img++;
+      }
+    }
+  }
+}
 
 static void item_pos(const amx_job *j, size_t w, size_t *q, size_t *mb) {
   if (j->mmajor) {
@@ -141,29 +184,31 @@ static __mmask16 cols_mask(size_t nn, size_t off) {
 /* The accumulators cb [32 x 32] of the block at (r0, n0) to C: + bias + sum, activation.  The
    residual's and C's lines of the block this thread does next, at (nr0, nn0), are prefetched
    (a 1x1 convolution of few channels streams them: its arithmetic is short). */
-AMX_TARGET static void epilogue(const ge_amx_gemm *g, float *cb, size_t r0, size_t n0, size_t nr0, size_t nn0) {
-  const size_t M = g->M, N = g->N;
-  const size_t rows = M - r0 < AMX_B ? M - r0 : AMX_B, cols = N - n0 < AMX_B ? N - n0 : AMX_B;
+AMX_TARGET static void epilogue(const ge_amx_gemm *g, float *cb, const size_t *orow, size_t n0, const size_t *nrow,
+                                size_t nn0) {
+  const size_t N = g->N;
+  const size_t cols = N - n0 < AMX_B ? N - n0 : AMX_B;
   const __mmask16 m0 = cols_mask(cols, 0), m1 = cols_mask(cols, 16);
   const ge_fused_act act = g->act;
   const bool inreg = act == GE_ACT_NONE || act == GE_ACT_RELU || act == GE_ACT_GELU || act == GE_ACT_GELU_TANH;
   const bool c16 = g->c16, sum16 = g->sum16;
   const float *sum32 = sum16 ? NULL : (const float *)g->sum;
   const uint16_t *sum_h = sum16 ? (const uint16_t *)g->sum : NULL;
-  const size_t esz = c16 ? 2 : 4, nrows = nr0 < M ? (M - nr0 < AMX_B ? M - nr0 : AMX_B) : 0;
+  const size_t esz = c16 ? 2 : 4;
   __m512 b0 = _mm512_setzero_ps(), b1 = _mm512_setzero_ps();
   if (g->bias) {
     b0 = _mm512_maskz_loadu_ps(m0, g->bias + n0);
     b1 = _mm512_maskz_loadu_ps(m1, g->bias + n0 + 16);
   }
-  for (size_t i = 0; i < rows; i++) {
-    float *cr = cb + i * AMX_B;
-    const size_t off = (r0 + i) * N + n0;
-    if (i < nrows) {
-      size_t noff = (nr0 + i) * N + nn0;
+  for (size_t i = 0; i < AMX_B; i++) {
+    if (nrow && nrow[i] != SIZE_MAX) {
+      size_t noff = nrow[i] * N + nn0;
       if (g->sum) _mm_prefetch((const char *)g->sum + noff * esz, _MM_HINT_T0);
       _mm_prefetch((const char *)g->c + noff * esz, _MM_HINT_T0);
     }
+    if (orow[i] == SIZE_MAX) continue;
+    float *cr = cb + i * AMX_B;
+    const size_t off = orow[i] * N + n0;
     __m512 v0 = _mm512_add_ps(_mm512_load_ps(cr), b0), v1 = _mm512_add_ps(_mm512_load_ps(cr + 16), b1);
     if (sum_h) {
       v0 = _mm512_add_ps(v0, load_bf16(sum_h + off, m0));
@@ -209,32 +254,39 @@ AMX_TARGET static void epilogue(const ge_amx_gemm *g, float *cb, size_t r0, size
 AMX_TARGET static void amx_block(const amx_job *j, size_t q, size_t mb, const char *pf, size_t pf0, size_t pf1,
                                  size_t nq, size_t nmb) {
   const ge_amx_gemm *g = j->g;
-  const size_t nk = j->Kp / AMX_B, lda = j->lda;
-  const uint16_t *a0 = j->tail && (mb + 1) * AMX_B > g->M ? j->tail : j->a + mb * AMX_B * lda;
-  const uint16_t *a1 = a0 + 16 * lda;
+  const size_t nk = j->Kp / AMX_B, lda = j->lda, kpt = j->kpt, r0 = mb * AMX_B;
+  /* A's row r0 (a partial last block of an A read in place: its copy) */
+  const uint16_t *a = j->tail && r0 + AMX_B > g->M ? j->tail : j->a + r0 * lda;
   const uint16_t *b = g->bp + q * j->Kp * AMX_B;
+  const size_t stride = lda * sizeof(uint16_t);
   size_t per = pf ? (pf1 - pf0 + nk - 1) / nk : 0, l = pf0;
   _tile_zero(0);
   _tile_zero(1);
   _tile_zero(2);
   _tile_zero(3);
-  for (size_t k = 0; k < nk; k++) {
-    _tile_loadd(4, a0 + k * AMX_B, lda * sizeof(uint16_t));
-    _tile_loadd(6, b + k * AMX_B * AMX_B, 64);
-    _tile_loadd(5, a1 + k * AMX_B, lda * sizeof(uint16_t));
-    _tile_loadd(7, b + k * AMX_B * AMX_B + 512, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    for (size_t e = l + per < pf1 ? l + per : pf1; l < e; l++) _mm_prefetch(pf + l * 64, _MM_HINT_T1);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
+  for (size_t t = 0; t < j->taps; t++) {
+    const uint16_t *a0 = a + j->toff[t], *a1 = a0 + 16 * lda;
+    for (size_t k = 0; k < kpt; k++, b += AMX_B * AMX_B) {
+      _tile_loadd(4, a0 + k * AMX_B, stride);
+      _tile_loadd(6, b, 64);
+      _tile_loadd(5, a1 + k * AMX_B, stride);
+      _tile_loadd(7, b + 512, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      for (size_t e = l + per < pf1 ? l + per : pf1; l < e; l++) _mm_prefetch(pf + l * 64, _MM_HINT_T1);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
   }
   float cb[AMX_B * AMX_B] __attribute__((aligned(64)));
   _tile_stored(0, cb, AMX_B * sizeof(float));
   _tile_stored(1, cb + 16, AMX_B * sizeof(float));
   _tile_stored(2, cb + 16 * AMX_B, AMX_B * sizeof(float));
   _tile_stored(3, cb + 16 * AMX_B + 16, AMX_B * sizeof(float));
-  epilogue(g, cb, mb * AMX_B, q * AMX_B, nmb * AMX_B, nq * AMX_B);
+  size_t orow[AMX_B], nrow[AMX_B];
+  block_rows(j, r0, orow);
+  if (nmb != SIZE_MAX) block_rows(j, nmb * AMX_B, nrow);
+  epilogue(g, cb, orow, q * AMX_B, nmb != SIZE_MAX ? nrow : NULL, nq * AMX_B);
 }
 
 /* Items [w, w1) of one claim (ge_parallel_steal).  Panel by panel: while a panel's blocks of
@@ -279,14 +331,14 @@ AMX_TARGET static void amx_claim(void *arg, size_t w, size_t w1, size_t next) {
 
 /* ------------------------------------------------------------------ A to bf16 */
 
-typedef struct amx_conv {
+typedef struct amx_fill {
   const ge_amx_gemm *g;
-  uint16_t *dst; /* rows of Kp */
-  size_t Kp, r_base; /* source row of dst's row 0 */
-} amx_conv;
+  uint16_t *dst;      /* rows of Kp */
+  size_t Kp, r_base;  /* copy_rows: the source row of dst's row 0 */
+} amx_fill;
 
-static void conv_rows(void *arg, size_t r0, size_t r1) {
-  const amx_conv *c = arg;
+static void copy_rows(void *arg, size_t r0, size_t r1) {
+  const amx_fill *c = arg;
   const ge_amx_gemm *g = c->g;
   for (size_t r = r0; r < r1; r++) {
     uint16_t *d = c->dst + r * c->Kp;
@@ -301,34 +353,143 @@ static void conv_rows(void *arg, size_t r0, size_t r1) {
   }
 }
 
+/* One pixel's c channels of X (bf16 or float32) as bf16 at d, zero up to cp; NULL src: zeros. */
+static void pixel16(const ge_amx_gemm *g, const void *src, uint16_t *d, size_t c, size_t cp) {
+  if (!src) {
+    memset(d, 0, cp * sizeof(uint16_t));
+    return;
+  }
+  if (g->a16) memcpy(d, src, c * sizeof(uint16_t));
+  else ge_dn_to_bf16(src, d, c, 1);
+  memset(d + c, 0, (cp - c) * sizeof(uint16_t));
+}
+
+static const void *x_pixel(const ge_amx_gemm *g, size_t img, int64_t iy, int64_t ix) {
+  const ge_amx_conv *cv = g->conv;
+  if (iy < 0 || ix < 0 || (size_t)iy >= cv->h || (size_t)ix >= cv->w) return NULL;
+  size_t off = ((img * cv->h + (size_t)iy) * cv->w + (size_t)ix) * cv->c;
+  return g->a16 ? (const void *)((const uint16_t *)g->a + off) : (const void *)((const float *)g->a + off);
+}
+
+/* A direct convolution's A: the zero-padded X split by phase (the pixels whose padded row and
+   column are py and px modulo the strides, q = py sw + px), each phase a batch of images of gh x
+   gw pixels at a + q prow lda.  Rows [r0, r1) of the used phases' images (a row: gw pixels). */
+typedef struct amx_pad {
+  const amx_job *j;
+  uint16_t *buf;
+  size_t cp, prow, nq;
+  size_t q[GE_AMX_MAX_TAPS]; /* the used phases */
+} amx_pad;
+
+static void pad_rows(void *arg, size_t r0, size_t r1) {
+  const amx_pad *c = arg;
+  const amx_job *j = c->j;
+  const ge_amx_conv *cv = j->g->conv;
+  const size_t per_q = cv->n * j->gh;
+  for (size_t r = r0; r < r1; r++) {
+    size_t q = c->q[r / per_q], rr = r % per_q, img = rr / j->gh, py = q / cv->sw, px = q % cv->sw;
+    int64_t iy = (int64_t)(rr % j->gh * cv->sh + py) - (int64_t)cv->pt;
+    uint16_t *d = c->buf + (q * c->prow + rr * j->gw) * c->cp;
+    for (size_t x = 0; x < j->gw; x++)
+      pixel16(j->g, x_pixel(j->g, img, iy, (int64_t)(x * cv->sw + px) - (int64_t)cv->pl), d + x * c->cp, cv->c, c->cp);
+  }
+}
+
+/* A gathered convolution's A: the receptive fields of output pixels [m0, m1), tap by tap. */
+static void gather_rows(void *arg, size_t m0, size_t m1) {
+  const amx_fill *c = arg;
+  const ge_amx_conv *cv = c->g->conv;
+  size_t cp = round32(cv->c), px = cv->oh * cv->ow;
+  for (size_t m = m0; m < m1; m++) {
+    uint16_t *d = c->dst + m * c->Kp;
+    size_t img = m / px, oy = m % px / cv->ow, ox = m % px % cv->ow;
+    for (size_t ky = 0; ky < cv->kh; ky++)
+      for (size_t kx = 0; kx < cv->kw; kx++, d += cp) {
+        int64_t iy = (int64_t)(oy * cv->sh + ky * cv->dh) - (int64_t)cv->pt;
+        int64_t ix = (int64_t)(ox * cv->sw + kx * cv->dw) - (int64_t)cv->pl;
+        pixel16(c->g, m < c->g->M ? x_pixel(c->g, img, iy, ix) : NULL, d, cv->c, cp);
+      }
+  }
+}
+
+/* A's bf16 rows for the blocks: in place, converted or copied (a GEMM), padded images (a direct
+   convolution) or gathered fields (any other).  False when out of memory. */
+static bool prepare_a(amx_job *j, int threads) {
+  const ge_amx_gemm *g = j->g;
+  const ge_amx_conv *cv = g->conv;
+  j->taps = 1;
+  j->kpt = j->Kp / AMX_B;
+  if (cv && cv->dh == 1 && cv->dw == 1) {
+    amx_pad c = {.j = j, .cp = round32(cv->c)};
+    /* the padded extent that the outputs read, split into sh x sw phases of gh x gw */
+    size_t hp = (cv->oh - 1) * cv->sh + cv->kh, wp = (cv->ow - 1) * cv->sw + cv->kw;
+    j->gh = (hp + cv->sh - 1) / cv->sh;
+    j->gw = (wp + cv->sw - 1) / cv->sw;
+    size_t img_rows = cv->n * j->gh * j->gw;
+    j->nmb = round32(img_rows) / AMX_B;
+    j->taps = cv->kh * cv->kw;
+    j->kpt = c.cp / AMX_B;
+    j->lda = c.cp;
+    /* a phase's rows: the images, then zeros as far as the last block's farthest tap reads */
+    c.prow = j->nmb * AMX_B + (cv->kh - 1) / cv->sh * j->gw + (cv->kw - 1) / cv->sw;
+    size_t nphase = cv->sh * cv->sw;
+    bool used[GE_AMX_MAX_TAPS] = {false};
+    for (size_t t = 0; t < j->taps; t++) {
+      size_t ky = t / cv->kw, kx = t % cv->kw, q = ky % cv->sh * cv->sw + kx % cv->sw;
+      if (q >= GE_AMX_MAX_TAPS) return false; /* (the kernel declines such strides) */
+      used[q] = true;
+      j->toff[t] = (q * c.prow + ky / cv->sh * j->gw + kx / cv->sw) * c.cp;
+    }
+    for (size_t q = 0; q < nphase && q < GE_AMX_MAX_TAPS; q++)
+      if (used[q]) c.q[c.nq++] = q;
+    c.buf = ge_cpu_thread_scratch(nphase * c.prow * c.cp * sizeof(uint16_t));
+    if (!c.buf) return false;
+    ge_parallel_for(ge_fo_threads(threads, c.nq * img_rows * c.cp, (size_t)64 << 10), c.nq * cv->n * j->gh, pad_rows,
+                    &c);
+    for (size_t i = 0; i < c.nq; i++)
+      memset(c.buf + (c.q[i] * c.prow + img_rows) * c.cp, 0, (c.prow - img_rows) * c.cp * sizeof(uint16_t));
+    j->a = c.buf;
+    return true;
+  }
+  size_t Mp = j->nmb * AMX_B;
+  if (cv) {
+    uint16_t *buf = ge_cpu_thread_scratch(Mp * j->Kp * sizeof(uint16_t));
+    if (!buf) return false;
+    amx_fill c = {.g = g, .dst = buf, .Kp = j->Kp};
+    ge_parallel_for(ge_fo_threads(threads, Mp * j->Kp, (size_t)64 << 10), Mp, gather_rows, &c);
+    j->a = buf;
+    j->lda = j->Kp;
+  } else if (g->a16 && g->K == j->Kp) { /* in place; a partial last block from a copy */
+    j->a = g->a;
+    j->lda = g->K;
+    if (Mp != g->M) {
+      uint16_t *tail = ge_cpu_thread_scratch(AMX_B * j->Kp * sizeof(uint16_t));
+      if (!tail) return false;
+      amx_fill c = {.g = g, .dst = tail, .Kp = j->Kp, .r_base = Mp - AMX_B};
+      copy_rows(&c, 0, AMX_B);
+      j->tail = tail;
+    }
+  } else { /* converted or copied, zero-padded to Mp x Kp */
+    uint16_t *buf = ge_cpu_thread_scratch(Mp * j->Kp * sizeof(uint16_t));
+    if (!buf) return false;
+    amx_fill c = {.g = g, .dst = buf, .Kp = j->Kp};
+    ge_parallel_for(ge_fo_threads(threads, Mp * j->Kp, (size_t)64 << 10), Mp, copy_rows, &c);
+    j->a = buf;
+    j->lda = j->Kp;
+  }
+  return true;
+}
+
 bool ge_amx_run(const ge_amx_gemm *g, int threads) {
   if (!g->M || !g->N) return true;
   amx_job j = {.g = g, .Kp = round32(g->K), .np = round32(g->N) / AMX_B, .nmb = round32(g->M) / AMX_B};
-  size_t Mp = j.nmb * AMX_B;
-  if (g->a16 && g->K == j.Kp) { /* in place; a partial last block from a copy */
-    j.a = g->a;
-    j.lda = g->K;
-    if (Mp != g->M) {
-      uint16_t *tail = ge_cpu_thread_scratch(AMX_B * j.Kp * sizeof(uint16_t));
-      if (!tail) return false;
-      amx_conv c = {.g = g, .dst = tail, .Kp = j.Kp, .r_base = Mp - AMX_B};
-      conv_rows(&c, 0, AMX_B);
-      j.tail = tail;
-    }
-  } else { /* converted or copied, zero-padded to Mp x Kp */
-    uint16_t *buf = ge_cpu_thread_scratch(Mp * j.Kp * sizeof(uint16_t));
-    if (!buf) return false;
-    amx_conv c = {.g = g, .dst = buf, .Kp = j.Kp};
-    ge_parallel_for(ge_fo_threads(threads, Mp * j.Kp, (size_t)64 << 10), Mp, conv_rows, &c);
-    j.a = buf;
-    j.lda = j.Kp;
-  }
+  if (!prepare_a(&j, threads)) return false;
   /* B that stays in L2 with A large: row blocks outermost */
   size_t b_bytes = j.np * j.Kp * AMX_B * sizeof(uint16_t);
   j.mmajor = b_bytes <= ((size_t)512 << 10) && j.nmb > j.np;
   /* at least about 4 MFLOP a thread (a block of K = 32 is 64 KFLOP) */
   size_t items = j.np * j.nmb, per_outer = j.mmajor ? j.np : j.nmb, outer = items / per_outer;
-  int t = ge_fo_threads(threads, 2 * Mp * round32(g->N) * j.Kp, (size_t)4 << 20);
+  int t = ge_fo_threads(threads, 2 * j.nmb * AMX_B * round32(g->N) * j.Kp, (size_t)4 << 20);
   /* claims of one panel (row block) each where there are 4 or more a thread; else of a
      quarter of a share; one thread: one claim */
   size_t unit = t <= 1 ? items : outer >= 4 * (size_t)t ? per_outer : items / (4 * (size_t)t);

@@ -25,10 +25,28 @@ size_t ge_amx_packed_elems(size_t K, size_t N);
    zero where past K or N. */
 void ge_amx_pack(const float *B, size_t K, size_t N, bool trans, float alpha, uint16_t *bp);
 
+/* A convolution as the GEMM (ge_amx_gemm.conv): A is then X, a channels-last batch [n, h, w, c]
+   (bf16 when a16) read through the window, C the output [n, oh, ow, N] channels-last, M =
+   n oh ow and K = kh kw round32(c) (ge_amx_conv_k; B from ge_amx_pack_conv).  With stride 1 and
+   dilation 1, X is copied once per run into a zero-bordered [n, h + pads, w + pads, round32(c)]
+   buffer and every tap's A tile is a run of its rows (the output computed on the padded width,
+   the extra columns dropped); otherwise each output pixel's receptive field is gathered. */
+typedef struct ge_amx_conv {
+  size_t n, h, w, c;
+  size_t kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
+} ge_amx_conv;
+#define GE_AMX_MAX_TAPS 64 /* kh kw at most */
+
+size_t ge_amx_conv_k(const ge_amx_conv *cv);
+/* Packs convolution weights [N, c, kh, kw] (ONNX order) as B [ge_amx_conv_k, N]: row
+   (ky kw + kx) round32(c) + ci.  False when out of memory. */
+bool ge_amx_pack_conv(const float *w, size_t N, const ge_amx_conv *cv, uint16_t *bp);
+
 typedef struct ge_amx_gemm {
   size_t M, K, N;
+  const ge_amx_conv *conv; /* NULL: A is [M, K] */
   const uint16_t *bp; /* ge_amx_pack */
-  const void *a;      /* A [M,K] row-major: bf16 when a16, else float32 */
+  const void *a;      /* A [M,K] row-major (or X, with conv): bf16 when a16, else float32 */
   bool a16;
   void *c;            /* C [M,N] row-major: bf16 when c16, else float32 */
   bool c16;

@@ -82,6 +82,7 @@ typedef struct pg_state {
      stored bf16 (GE_LAYOUT_BF16, GE_LAYOUT_NHWC_BF16) */
   bool amx, a16, c16, sum16;
   uint16_t *bp16;
+  ge_amx_conv acv; /* a convolution on AMX: its window (K is then ge_amx_conv_k) */
 } pg_state;
 
 /* Rows of C as stored: a Winograd convolution's output pixels (its M counts tiles), else M. */
@@ -702,8 +703,14 @@ static ge_status conv_geom(const ge_prepare_ctx *p, bool amx, pg_state *g, size_
   *K = (size_t)(g->kh * g->kw * g->c);
   *N = (size_t)w->dims[0];
   int64_t px = g->oh * g->ow;
-  if (amx) { /* bf16 on AMX: 1x1, stride-1, unpadded convolutions (A is X itself), any pixel count */
-    if (g->im2col) return decline(p, "bf16: only 1x1 stride-1 unpadded convolutions");
+  if (amx) { /* bf16 on AMX (fast/amx.c): any pixel count; a 1x1 stride-1 unpadded one reads X as A */
+    if (g->kh * g->kw > GE_AMX_MAX_TAPS || g->sh * g->sw > GE_AMX_MAX_TAPS)
+      return decline(p, "bf16: a kernel window or a stride of more than 64 taps");
+    g->acv = (ge_amx_conv){.n = (size_t)g->n, .h = (size_t)g->h, .w = (size_t)g->w, .c = (size_t)g->c,
+                           .kh = (size_t)g->kh, .kw = (size_t)g->kw, .sh = (size_t)g->sh, .sw = (size_t)g->sw,
+                           .dh = (size_t)g->dh, .dw = (size_t)g->dw, .pt = (size_t)g->pt, .pl = (size_t)g->pl,
+                           .oh = (size_t)g->oh, .ow = (size_t)g->ow};
+    if (g->im2col) *K = ge_amx_conv_k(&g->acv);
   } else if (*M > PG_CONV_MAX_M && !p->no_winograd && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 &&
       g->dh == 1 && g->dw == 1 &&
       px <= PG_WINO4_MAX_PX && (px <= PG_WINO_MAX_PX || px >= PG_WINO4_MIN_PX)) {
@@ -848,7 +855,8 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   float *bp = amx ? NULL : bmem;
   const float *w = p->in[1].value->data;
   bool packed = bmem != NULL;
-  if (packed && amx) ge_amx_pack(w, K, N, trans_b, alpha, bmem);
+  if (packed && amx && conv && geo.im2col) packed = ge_amx_pack_conv(w, N, &geo.acv, bmem);
+  else if (packed && amx) ge_amx_pack(w, K, N, trans_b, alpha, bmem);
   else if (packed && geo.wino) packed = pack_wino(w, K, N, geo.wm, bp);
   else if (packed && conv && (geo.kh != 1 || geo.kw != 1)) packed = pack_taps(&geo, w, K, N, bp);
   else if (packed) pack_b(w, K, N, trans_b, alpha, bp);
@@ -903,7 +911,8 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "packed matmul: output must be %zu float32", cn);
   const float *bias = s->bias_own ? s->bias_own : Bias ? Bias->data : NULL;
   if (s->amx) {
-    ge_amx_gemm ag = {.M = s->M, .K = s->K, .N = s->N, .bp = s->bp16, .a = A->data, .a16 = s->a16, .c = C->data,
+    ge_amx_gemm ag = {.M = s->M, .K = s->K, .N = s->N, .conv = s->im2col ? &s->acv : NULL, .bp = s->bp16,
+                      .a = A->data, .a16 = s->a16, .c = C->data,
                       .c16 = s->c16, .bias = bias, .sum = Sum ? Sum->data : NULL, .sum16 = s->sum16,
                       .act = s->act, .p0 = s->p0, .p1 = s->p1};
     if (!ge_amx_run(&ag, ctx->threads))
