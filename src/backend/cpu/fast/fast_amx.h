@@ -1,8 +1,9 @@
 /* A bf16 GEMM of ge's own on AMX (amx.c): C [M,N] = A [M,K] x B [K,N] with B a weight packed
  * once, bf16 products accumulated in float32, then a bias, a residual and an activation, C
- * written float32 or bf16.  fast/pgemm.c runs the bf16 MatMul, Gemm and 1x1 Conv forms on it
- * (issue 6): its threads claim the work dynamically (ge_parallel_steal), where oneDNN's
- * primitives split it statically and so wait for the slower core. */
+ * written float32 or bf16; A may also be a channels-last image batch read through a
+ * convolution's window.  fast/pgemm.c runs the bf16 MatMul, Gemm and Conv forms on it (issue
+ * 6): its threads claim the work dynamically (ge_parallel_steal), where oneDNN's primitives
+ * split it statically and so wait for the slower core. */
 #ifndef GE_BACKEND_CPU_FAST_AMX_H
 #define GE_BACKEND_CPU_FAST_AMX_H
 
