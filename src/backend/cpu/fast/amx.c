@@ -390,7 +390,15 @@ static void pad_rows(void *arg, size_t r0, size_t r1) {
     size_t q = c->q[r / per_q], rr = r % per_q, img = rr / j->gh, py = q / cv->sw, px = q % cv->sw;
     int64_t iy = (int64_t)(rr % j->gh * cv->sh + py) - (int64_t)cv->pt;
     uint16_t *d = c->buf + (q * c->prow + rr * j->gw) * c->cp;
-    for (size_t x = 0; x < j->gw; x++)
+    size_t x = 0;
+    if (cv->sw == 1 && j->g->a16 && cv->c == c->cp && iy >= 0 && (size_t)iy < cv->h) {
+      /* bf16 pixels of whole channel blocks, stride 1: the row's interior is one run of X */
+      size_t x0 = cv->pl < j->gw ? cv->pl : j->gw, x1 = cv->pl + cv->w < j->gw ? cv->pl + cv->w : j->gw;
+      memset(d, 0, x0 * c->cp * sizeof(uint16_t));
+      memcpy(d + x0 * c->cp, x_pixel(j->g, img, iy, 0), (x1 - x0) * c->cp * sizeof(uint16_t));
+      x = x1;
+    }
+    for (; x < j->gw; x++)
       pixel16(j->g, x_pixel(j->g, img, iy, (int64_t)(x * cv->sw + px) - (int64_t)cv->pl), d + x * c->cp, cv->c, c->cp);
   }
 }
