@@ -354,9 +354,13 @@ static void copy_rows(void *arg, size_t r0, size_t r1) {
 }
 
 /* One pixel's c channels of X (bf16 or float32) as bf16 at d, zero up to cp; NULL src: zeros. */
-static void pixel16(const ge_amx_gemm *g, const void *src, uint16_t *d, size_t c, size_t cp) {
+AMX_TARGET static void pixel16(const ge_amx_gemm *g, const void *src, uint16_t *d, size_t c, size_t cp) {
   if (!src) {
-    memset(d, 0, cp * sizeof(uint16_t));
+    for (size_t i = 0; i < cp; i += AMX_B) _mm512_storeu_si512((void *)(d + i), _mm512_setzero_si512());
+    return;
+  }
+  if (g->a16 && c == cp) { /* whole channel blocks: 64-byte moves, no call */
+    for (size_t i = 0; i < cp; i += AMX_B) _mm512_storeu_si512((void *)(d + i), _mm512_loadu_si512((const uint16_t *)src + i));
     return;
   }
   if (g->a16) memcpy(d, src, c * sizeof(uint16_t));
@@ -381,7 +385,7 @@ typedef struct amx_pad {
   size_t q[GE_AMX_MAX_TAPS]; /* the used phases */
 } amx_pad;
 
-static void pad_rows(void *arg, size_t r0, size_t r1) {
+AMX_TARGET static void pad_rows(void *arg, size_t r0, size_t r1) {
   const amx_pad *c = arg;
   const amx_job *j = c->j;
   const ge_amx_conv *cv = j->g->conv;
@@ -404,7 +408,7 @@ static void pad_rows(void *arg, size_t r0, size_t r1) {
 }
 
 /* A gathered convolution's A: the receptive fields of output pixels [m0, m1), tap by tap. */
-static void gather_rows(void *arg, size_t m0, size_t m1) {
+AMX_TARGET static void gather_rows(void *arg, size_t m0, size_t m1) {
   const amx_fill *c = arg;
   const ge_amx_conv *cv = c->g->conv;
   size_t cp = round32(cv->c), px = cv->oh * cv->ow;
