@@ -20,17 +20,12 @@
 
 #include "backend/cpu/fast/fast_amx.h"
 #include "backend/cpu/threadpool.h"
+#include "helpers/test_common.h"
 #include "backend/cpu/fast/fast_kernels.h"
 #include "ir/ir.h"
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static uint64_t rng_next(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
-}
-static float rnd(void) { return (float)((rng_next() >> 40) / (double)(1 << 24)) * 2.0f - 1.0f; }
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static float rnd(void) { return ge_test_rand_unit(&rng); }
 
 static float bf(float x) { return ge_bf16_to_f32_inline(ge_f32_to_bf16_inline(x)); }
 

@@ -464,14 +464,7 @@ static bool prepare_a(amx_job *j, int threads) {
     return true;
   }
   size_t Mp = j->nmb * AMX_B;
-  if (cv) {
-    uint16_t *buf = ge_cpu_thread_scratch(Mp * j->Kp * sizeof(uint16_t));
-    if (!buf) return false;
-    amx_fill c = {.g = g, .dst = buf, .Kp = j->Kp};
-    ge_parallel_for(ge_fo_threads(threads, Mp * j->Kp, (size_t)64 << 10), Mp, gather_rows, &c);
-    j->a = buf;
-    j->lda = j->Kp;
-  } else if (g->a16 && g->K == j->Kp) { /* in place; a partial last block from a copy */
+  if (!cv && g->a16 && g->K == j->Kp) { /* in place; a partial last block from a copy */
     j->a = g->a;
     j->lda = g->K;
     if (Mp != g->M) {
@@ -481,14 +474,15 @@ static bool prepare_a(amx_job *j, int threads) {
       copy_rows(&c, 0, AMX_B);
       j->tail = tail;
     }
-  } else { /* converted or copied, zero-padded to Mp x Kp */
-    uint16_t *buf = ge_cpu_thread_scratch(Mp * j->Kp * sizeof(uint16_t));
-    if (!buf) return false;
-    amx_fill c = {.g = g, .dst = buf, .Kp = j->Kp};
-    ge_parallel_for(ge_fo_threads(threads, Mp * j->Kp, (size_t)64 << 10), Mp, copy_rows, &c);
-    j->a = buf;
-    j->lda = j->Kp;
+    return true;
   }
+  /* gathered fields (a convolution), or A converted or copied: zero-padded to Mp x Kp */
+  uint16_t *buf = ge_cpu_thread_scratch(Mp * j->Kp * sizeof(uint16_t));
+  if (!buf) return false;
+  amx_fill c = {.g = g, .dst = buf, .Kp = j->Kp};
+  ge_parallel_for(ge_fo_threads(threads, Mp * j->Kp, (size_t)64 << 10), Mp, cv ? gather_rows : copy_rows, &c);
+  j->a = buf;
+  j->lda = j->Kp;
   return true;
 }
 
