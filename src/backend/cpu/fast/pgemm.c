@@ -30,7 +30,12 @@
  * B is a constant without batch dims: MatMul and Gemm on plain operands, Conv on channels-last
  * ones with few output pixels, or a 3x3 stride-1 one of up to 56x56 pixels by Winograd F(2x2, 3x3)
  * or F(4x4, 3x3) (conv_geom; not with ge.exec.disableWinograd); otherwise the node declines to
- * oneDNN. */
+ * oneDNN.
+ *
+ * A node that computes in bf16 (the precision modes) is taken where the processor has AMX and
+ * runs on fast/amx.c's GEMM instead, B packed for it here: MatMul and Gemm with A and C plain
+ * or stored row-major bf16, and every ungrouped convolution on channels-last operands (bf16-
+ * stored or float32), whatever its pixel count, window, stride or dilation (conv_geom). */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3") /* the micro-kernel's row loops unroll into registers */
 #endif
@@ -805,8 +810,8 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   if (!cpu_ok()) return decline(p, "needs AVX-512");
   /* a node marked bf16 where the processor has no bf16 compute runs in float32 (dnnl_lowp.c), as
      in the float32 mode: then here too, so that the fallback gives the float32 mode's results.
-     One that computes in bf16 runs on AMX here (fast/amx.c): the matmul forms, and 1x1
-     convolutions on channels-last operands; without AMX oneDNN takes it */
+     One that computes in bf16 runs on AMX here (fast/amx.c): the matmul forms, and every
+     ungrouped convolution on channels-last operands; without AMX oneDNN takes it */
   dnnl_data_type_t cdt = ge_dn_lowp_dt(p);
   bool amx = cdt == dnnl_bf16 && ge_amx_usable();
   if (cdt != dnnl_f32 && !amx) return decline(p, "a reduced-precision node");
