@@ -22,7 +22,16 @@
  * Order of the blocks: where B is large (a transformer's weights, read from memory every run)
  * panel by panel, each thread prefetching the panel it multiplies next while it does the
  * current one (as pgemm.c does); where B is small and A large (a 1x1 convolution of many
- * pixels) row block by row block, so that a block of A is read once and B stays in cache. */
+ * pixels) row block by row block, so that a block of A is read once and B stays in cache.
+ *
+ * Convolutions (fast_amx.h ge_amx_conv): K runs tap by tap, 32 channels at a time.  With
+ * dilation 1, X is copied once per run into a zero-bordered buffer split by stride phase, and
+ * tap t's A tile for C's row r is the row r + offset(t) of one phase: C's rows are the pixels
+ * of the phase grid, the ones past the output dropped in the epilogue (at 56 x 56 with a 3x3
+ * window, 7% more rows).  Dilated ones gather each output pixel's field.  ResNet-50 in bf16
+ * gives the same outputs bit for bit as with oneDNN's AMX convolutions (same products, same
+ * order, same rounding); per-node minima at 1 thread, against oneDNN: its 14x14 and 7x7
+ * stages 0.82-0.94, the 56x56 and 28x28 3x3 layers 1.12-1.24, the whole network 0.93-0.96. */
 #include "backend/cpu/fast/fast_amx.h"
 
 #include <pthread.h>
