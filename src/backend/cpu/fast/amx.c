@@ -184,12 +184,6 @@ AMX_TARGET static inline __m512 load_bf16(const uint16_t *p, __mmask16 m) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
 }
 
-static __mmask16 cols_mask(size_t nn, size_t off) {
-  if (nn <= off) return 0;
-  size_t v = nn - off;
-  return v >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << v) - 1u);
-}
-
 /* The accumulators cb [32 x 32] of the block at (r0, n0) to C: + bias + sum, activation.  The
    residual's and C's lines of the block this thread does next, at (nr0, nn0), are prefetched
    (a 1x1 convolution of few channels streams them: its arithmetic is short). */
@@ -197,7 +191,7 @@ AMX_TARGET static void epilogue(const ge_amx_gemm *g, float *cb, const size_t *o
                                 size_t nn0) {
   const size_t N = g->N;
   const size_t cols = N - n0 < AMX_B ? N - n0 : AMX_B;
-  const __mmask16 m0 = cols_mask(cols, 0), m1 = cols_mask(cols, 16);
+  const __mmask16 m0 = ge_fast_cols_mask(cols, 0), m1 = ge_fast_cols_mask(cols, 16);
   const ge_fused_act act = g->act;
   const bool inreg = act == GE_ACT_NONE || act == GE_ACT_RELU || act == GE_ACT_GELU || act == GE_ACT_GELU_TANH;
   const bool c16 = g->c16, sum16 = g->sum16;

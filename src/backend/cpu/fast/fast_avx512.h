@@ -6,6 +6,15 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <stddef.h>
+
+/* The mask of the lanes [off, off + 16) that fall below nn: the columns of a 16-wide vector at
+   offset off in a row of nn valid ones (0 past them). */
+static inline __mmask16 ge_fast_cols_mask(size_t nn, size_t off) {
+  if (nn <= off) return 0;
+  size_t v = nn - off;
+  return v >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << v) - 1u);
+}
 
 /* e^x in 16 lanes, the method of ge_fast_expf (fast_math.h): x clamped to [-87, 88.38],
    x = n ln2 + r, the Cephes polynomial, 2^n by scalef; 0 below -87 (a NaN lane gives e^-87). */

@@ -270,12 +270,6 @@ PG_TARGET static void gelu_block(float *c, size_t ldc, size_t rows, __mmask16 m0
     }
 }
 
-static __mmask16 cols_mask(size_t nn, size_t off) {
-  if (nn <= off) return 0;
-  size_t v = nn - off;
-  return v >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << v) - 1u);
-}
-
 /* ------------------------------------------------------------------ one thread's share */
 
 typedef struct pg_job {
@@ -311,8 +305,9 @@ static void pg_range(const pg_job *g, size_t r0, size_t r1, size_t q0, size_t q1
                             : m0 + mc >= r1 ? pf_after
                                             : NULL;
         size_t next_kc = q + 1 < q1 ? kc : k0 + kc < K ? (K - k0 - kc < kb ? K - k0 - kc : kb) : K;
-        pg_blk j = {.lda = K, .b = panel, .kc = kc, .ldc = N, .m0 = cols_mask(nn, 0), .m1 = cols_mask(nn, 16),
-                    .m2 = cols_mask(nn, 32), .bias = last_k && g->bias ? g->bias + n0 : NULL,
+        pg_blk j = {.lda = K, .b = panel, .kc = kc, .ldc = N, .m0 = ge_fast_cols_mask(nn, 0),
+                    .m1 = ge_fast_cols_mask(nn, 16), .m2 = ge_fast_cols_mask(nn, 32),
+                    .bias = last_k && g->bias ? g->bias + n0 : NULL,
                     .pf = (const char *)next, .pf_end = next ? (const char *)(next + next_kc * PG_NR) : NULL,
                     .pf_per2 = per2};
         for (size_t bi = 0; bi < blocks; bi++) {
@@ -469,7 +464,7 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_input_m(const wg_
                                                                 : g->x + (size_t)((n * s->h + iy) * s->w + ix) * C;
       }
     for (size_t c = 0; c < C; c += 16) {
-      __mmask16 mk = cols_mask(C - c, 0);
+      __mmask16 mk = ge_fast_cols_mask(C - c, 0);
       __m512 d[6][6], q[6][6], o[6];
       for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++) d[i][j] = px[i][j] ? _mm512_maskz_loadu_ps(mk, px[i][j] + c) : _mm512_setzero_ps();
@@ -517,7 +512,7 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_output_m(const wg
         py[i][j] = oy0 + i < s->oh && ox0 + j < s->ow ? g->y + (size_t)((n * s->oh + oy0 + i) * s->ow + ox0 + j) * N
                                                       : NULL;
     for (size_t k = 0; k < N; k += 16) {
-      __mmask16 mk = cols_mask(N - k, 0);
+      __mmask16 mk = ge_fast_cols_mask(N - k, 0);
       __m512 e[6][6], q[4][6], o[4];
       for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++) e[i][j] = _mm512_maskz_loadu_ps(mk, mb + ((size_t)(i * a + j) * nt + t - tb) * N + k);
