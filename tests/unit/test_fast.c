@@ -926,6 +926,19 @@ static void test_fast_pgemm(void **unused) {
   gemm_case("ai.ge::FusedGemm", 31, 48, 47, 0, 1.f, 1.f, false, false, "Gelu");
 }
 
+/* t (float32) stored as the plan stores a value of layout l16 ? bf16 : float32: a new tensor of
+   t's shape, bf16 in the first half of its buffer or a copy */
+static ge_tensor *stored_as(const ge_tensor *t, bool l16) {
+  ge_tensor *o = NULL;
+  assert_int_equal(ge_tensor_create(GE_F32, t->dims, (size_t)t->rank, &o), GE_OK);
+  for (size_t i = 0; i < t->numel; i++) {
+    float v = ((const float *)t->data)[i];
+    if (l16) ((uint16_t *)o->data)[i] = ge_f32_to_bf16_inline(v);
+    else ((float *)o->data)[i] = v;
+  }
+  return o;
+}
+
 /* A MatMul / Gemm node marked bf16 (as the precision pass marks it) with a constant B: where
    AMX is usable, the first candidate (fast/pgemm.c) must take it, with A and Y plain (float32)
    or stored row-major bf16 (in16 / out16: GE_LAYOUT_BF16), and agree at 1-3 threads with the
@@ -969,14 +982,7 @@ static void amx_node_case(const char *op, const int64_t *ad, size_t ar, int64_t 
      sees it), a node with float32 operands may run here in float32 */
   if (st != GE_ERR_UNSUPPORTED || ge_amx_usable()) {
     if (st != GE_OK) fail_msg("%s: the AMX kernel declines: %s", op, ge_last_error());
-    /* A as the plan stores it: float32, or bf16 in the first half of its float32-sized buffer */
-    ge_tensor *a = NULL;
-    assert_int_equal(ge_tensor_create_shape(GE_F32, &o.in_t[0].shape, &a), GE_OK);
-    for (size_t i = 0; i < a->numel; i++) {
-      float v = ((const float *)in[0]->data)[i];
-      if (in16) ((uint16_t *)a->data)[i] = ge_f32_to_bf16_inline(v);
-      else ((float *)a->data)[i] = v;
-    }
+    ge_tensor *a = stored_as(in[0], in16);
     ge_tensor *ins[3] = {a, in[1], in[2]};
     for (int threads = 1; threads <= 3; threads++) {
       ge_tensor *y = NULL;
@@ -1000,19 +1006,6 @@ static void amx_node_case(const char *op, const int64_t *ad, size_t ar, int64_t 
   ge_tensor_free(want);
   ge_graph_free(o.g);
   for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
-}
-
-/* t (float32) stored as the plan stores a value of layout l16 ? bf16 : float32: a new tensor of
-   t's shape, bf16 in the first half of its buffer or a copy */
-static ge_tensor *stored_as(const ge_tensor *t, bool l16) {
-  ge_tensor *o = NULL;
-  assert_int_equal(ge_tensor_create(GE_F32, t->dims, (size_t)t->rank, &o), GE_OK);
-  for (size_t i = 0; i < t->numel; i++) {
-    float v = ((const float *)t->data)[i];
-    if (l16) ((uint16_t *)o->data)[i] = ge_f32_to_bf16_inline(v);
-    else ((float *)o->data)[i] = v;
-  }
-  return o;
 }
 
 /* A FusedConv (bias, Relu, optionally a residual) of a k x k window, padding `pad` on every
