@@ -379,13 +379,14 @@ static const void *x_pixel(const ge_amx_gemm *g, size_t img, int64_t iy, int64_t
 }
 
 /* A direct convolution's A: the zero-padded X split by phase (the pixels whose padded row and
-   column are py and px modulo the strides, q = py sw + px), each phase a batch of images of gh x
-   gw pixels at a + q prow lda.  Rows [r0, r1) of the used phases' images (a row: gw pixels). */
+   column are py and px modulo the strides, q = py sw + px), each phase that a tap reads a batch
+   of images of gh x gw pixels, the i-th of them at a + i prow lda.  Rows [r0, r1) of those
+   images (a row: gw pixels). */
 typedef struct amx_pad {
   const amx_job *j;
   uint16_t *buf;
   size_t cp, prow, nq;
-  size_t q[GE_AMX_MAX_TAPS]; /* the used phases */
+  size_t q[GE_AMX_MAX_TAPS]; /* the phases the taps read, in the buffer's order */
 } amx_pad;
 
 AMX_TARGET static void pad_rows(void *arg, size_t r0, size_t r1) {
@@ -394,9 +395,9 @@ AMX_TARGET static void pad_rows(void *arg, size_t r0, size_t r1) {
   const ge_amx_conv *cv = j->g->conv;
   const size_t per_q = cv->n * j->gh;
   for (size_t r = r0; r < r1; r++) {
-    size_t q = c->q[r / per_q], rr = r % per_q, img = rr / j->gh, py = q / cv->sw, px = q % cv->sw;
+    size_t i = r / per_q, q = c->q[i], rr = r % per_q, img = rr / j->gh, py = q / cv->sw, px = q % cv->sw;
     int64_t iy = (int64_t)(rr % j->gh * cv->sh + py) - (int64_t)cv->pt;
-    uint16_t *d = c->buf + (q * c->prow + rr * j->gw) * c->cp;
+    uint16_t *d = c->buf + (i * c->prow + rr * j->gw) * c->cp;
     size_t x = 0;
     if (cv->sw == 1 && j->g->a16 && cv->c == c->cp && iy >= 0 && (size_t)iy < cv->h) {
       /* bf16 pixels of whole channel blocks, stride 1: the row's interior is one run of X */
@@ -447,22 +448,19 @@ static bool prepare_a(amx_job *j, int threads) {
     j->lda = c.cp;
     /* a phase's rows: the images, then zeros as far as the last block's farthest tap reads */
     c.prow = j->nmb * AMX_B + (cv->kh - 1) / cv->sh * j->gw + (cv->kw - 1) / cv->sw;
-    size_t nphase = cv->sh * cv->sw;
-    bool used[GE_AMX_MAX_TAPS] = {false};
+    /* the phases the taps read, each once, in the buffer (a strided 1x1 reads one of sh sw) */
     for (size_t t = 0; t < j->taps; t++) {
-      size_t ky = t / cv->kw, kx = t % cv->kw, q = ky % cv->sh * cv->sw + kx % cv->sw;
-      if (q >= GE_AMX_MAX_TAPS) return false; /* (the kernel declines such strides) */
-      used[q] = true;
-      j->toff[t] = (q * c.prow + ky / cv->sh * j->gw + kx / cv->sw) * c.cp;
+      size_t ky = t / cv->kw, kx = t % cv->kw, q = ky % cv->sh * cv->sw + kx % cv->sw, i = 0;
+      while (i < c.nq && c.q[i] != q) i++;
+      if (i == c.nq) c.q[c.nq++] = q; /* at most taps <= GE_AMX_MAX_TAPS of them */
+      j->toff[t] = (i * c.prow + ky / cv->sh * j->gw + kx / cv->sw) * c.cp;
     }
-    for (size_t q = 0; q < nphase && q < GE_AMX_MAX_TAPS; q++)
-      if (used[q]) c.q[c.nq++] = q;
-    c.buf = ge_cpu_thread_scratch(nphase * c.prow * c.cp * sizeof(uint16_t));
+    c.buf = ge_cpu_thread_scratch(c.nq * c.prow * c.cp * sizeof(uint16_t));
     if (!c.buf) return false;
     ge_parallel_for(ge_fo_threads(threads, c.nq * img_rows * c.cp, (size_t)64 << 10), c.nq * cv->n * j->gh, pad_rows,
                     &c);
     for (size_t i = 0; i < c.nq; i++)
-      memset(c.buf + (c.q[i] * c.prow + img_rows) * c.cp, 0, (c.prow - img_rows) * c.cp * sizeof(uint16_t));
+      memset(c.buf + (i * c.prow + img_rows) * c.cp, 0, (c.prow - img_rows) * c.cp * sizeof(uint16_t));
     j->a = c.buf;
     return true;
   }
