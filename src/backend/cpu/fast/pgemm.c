@@ -83,10 +83,10 @@ typedef struct pg_state {
   int wm, ne;         /* Winograd: tile outputs m (2 or 4) and transformed elements ne = (m + 2)^2 */
   ge_fused_act act;
   float p0, p1;       /* activation parameters, as ge_dn_append_act reads them */
-  /* bf16 on AMX (fast/amx.c): B packed as bf16 in bp16 (bp NULL); A, C and the residual may be
-     stored bf16 (GE_LAYOUT_BF16, GE_LAYOUT_NHWC_BF16) */
-  bool amx, a16, c16, sum16;
+  /* bf16 on AMX (fast/amx.c) where bp16 is set: B packed as bf16 there (bp NULL); A, C and the
+     residual may be stored bf16 (GE_LAYOUT_BF16, GE_LAYOUT_NHWC_BF16) */
   uint16_t *bp16;
+  bool a16, c16, sum16;
   ge_amx_conv acv; /* a convolution on AMX: its window (K is then ge_amx_conv_k) */
 } pg_state;
 
@@ -878,7 +878,6 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   s->N = N;
   s->np = np;
   s->bp = bp;
-  s->amx = amx;
   s->bp16 = amx ? bmem : NULL;
   s->a16 = amx && p->in_layout && (p->in_layout[0] == GE_LAYOUT_BF16 || p->in_layout[0] == GE_LAYOUT_NHWC_BF16);
   s->c16 = amx && p->out_layout && (p->out_layout[0] == GE_LAYOUT_BF16 || p->out_layout[0] == GE_LAYOUT_NHWC_BF16);
@@ -910,7 +909,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   if (!C || C->dtype != GE_F32 || C->numel != cn || !C->data)
     return ge_kctx_fail(ctx, GE_ERR_SHAPE, "packed matmul: output must be %zu float32", cn);
   const float *bias = s->bias_own ? s->bias_own : Bias ? Bias->data : NULL;
-  if (s->amx) {
+  if (s->bp16) {
     ge_amx_gemm ag = {.M = s->M, .K = s->K, .N = s->N, .conv = s->im2col ? &s->acv : NULL, .bp = s->bp16,
                       .a = A->data, .a16 = s->a16, .c = C->data,
                       .c16 = s->c16, .bias = bias, .sum = Sum ? Sum->data : NULL, .sum16 = s->sum16,
