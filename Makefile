@@ -45,11 +45,13 @@ conformance: build
 
 # the concurrency tests (4 threads on one session, async callbacks, drain) under TSan
 BUILD_TSAN ?= build-tsan
+EMPTY :=
+SPACE := $(EMPTY) $(EMPTY)
 TSAN_TESTS = test_session test_callbacks test_variables test_runs test_reclaim test_gemm test_amx
 test-tsan: setup
 	@[ -f $(BUILD_TSAN)/Makefile ] || cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DGE_TSAN=ON > /dev/null
 	@set -o pipefail; cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TESTS) -- --no-print-directory $(QUIET_BUILD)
-	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -R '^(test_session|test_callbacks|test_variables|test_runs|test_reclaim|test_gemm|test_amx)$$'
+	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -R '^($(subst $(SPACE),|,$(strip $(TSAN_TESTS))))$$'
 
 test-install: build
 	tests/install/run.sh $(BUILD)

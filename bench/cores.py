@@ -9,9 +9,9 @@ the fastest.
 
 Why: on a shared machine one core can run much slower than the other for seconds at a time
 (another tenant on its physical core; bf16 on AMX the most: 2.5-3x slower, float32 1.1-1.3x).
-ge's kernels split work evenly over the threads (pgemm takes work back from a slower thread;
-oneDNN's primitives do not), so a multi-threaded run goes at about the pace of its slowest
-core.  `make bench` prints this before and after its tables, so that a row measured while one
+oneDNN's primitives and most of ge's kernels split work evenly over the threads (pgemm and the
+bf16 AMX kernels take work back from a slower thread), so a multi-threaded run goes at about the
+pace of its slowest core where it runs those.  `make bench` prints this before and after its tables, so that a row measured while one
 core was slow can be told from a slow kernel.  On a processor without bf16 instructions the
 bf16 column runs in float32 (ge's fallback).
 """
