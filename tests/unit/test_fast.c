@@ -27,6 +27,7 @@
 
 #include "backend/cpu/dnnl/dnnl_layout.h"
 #include "backend/cpu/fast/fast_amx.h"
+#include "backend/cpu/fast/fast_kernels.h"
 #include "backend/cpu/fast/fast_math.h"
 #include "compiler/layout.h"
 #include "helpers/ops_harness.h"
@@ -52,6 +53,68 @@ static void test_nchw_nhwc_roundtrip(void **unused) {
   free(a);
   free(b);
   free(r);
+}
+
+/* A CNN's planar 3-channel graph input converted channels-last, float32 or bf16, by
+   ge_fast_nchw3_to_nhwc (the oneDNN convolution's input conversion): every element at its place,
+   bf16 rounded to nearest even (ties both ways, NaN stays NaN, infinities kept); pixel counts
+   with a 16-pixel tail and over several 2048-pixel chunks; 1-3 threads. */
+static uint16_t bf16_rne(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (isnan(f)) return (uint16_t)((u >> 16) | 0x40);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static void test_nchw3_to_nhwc(void **unused) {
+  (void)unused;
+  for (int bf = 0; bf < 2; bf++) {
+    if (!ge_fast_nchw3_usable(bf)) {
+      print_message("nchw3_to_nhwc (%s): not usable on this processor, skipped\n", bf ? "bf16" : "float32");
+      continue;
+    }
+    const size_t hws[] = {1, 15, 16, 37, 224 * 3 + 5, 2048, 4100};
+    for (size_t hi = 0; hi < sizeof hws / sizeof *hws; hi++)
+      for (size_t n = 1; n <= 2; n++)
+        for (int t = 1; t <= 3; t++) {
+          size_t hw = hws[hi], tot = n * 3 * hw;
+          float *x = malloc(tot * 4);
+          uint16_t *y16 = malloc(tot * 2 + 2);
+          float *y = malloc(tot * 4 + 4);
+          assert_true(x && y && y16);
+          for (size_t i = 0; i < tot; i++) {
+            uint32_t u = (uint32_t)(ge_test_rand_u64(&rng) >> 11);
+            if (i % 7 == 3) u = (u & 0xffff0000u) | 0x8000u; /* a tie */
+            u = (u & 0x3fffffffu) | 0x3c000000u;              /* normal, 2^-7 .. 2^1 */
+            if (i % 11 == 5) u |= 0x80000000u;
+            memcpy(&x[i], &u, 4);
+          }
+          x[0] = NAN;
+          if (tot > 5) x[5] = -INFINITY;
+          y[tot] = 7.f; /* sentinels past the end */
+          y16[tot] = 0x1234;
+          ge_fast_nchw3_to_nhwc(x, bf ? (void *)y16 : (void *)y, n, hw, bf, t);
+          for (size_t b = 0; b < n; b++)
+            for (size_t p = 0; p < hw; p++)
+              for (size_t c = 0; c < 3; c++) {
+                float v = x[(b * 3 + c) * hw + p];
+                size_t o = (b * hw + p) * 3 + c;
+                if (bf) {
+                  uint16_t want = bf16_rne(v), got = y16[o];
+                  if (isnan(v) ? (got & 0x7f80) != 0x7f80 || !(got & 0x7f) : got != want)
+                    fail_msg("bf16 hw %zu n %zu threads %d: [%zu, %zu, %zu] = %#x, want %#x (of %a)", hw, n, t, b, p,
+                             c, got, want, (double)v);
+                } else if (memcmp(&y[o], &v, 4) && !(isnan(v) && isnan(y[o]))) {
+                  fail_msg("float32 hw %zu n %zu threads %d: [%zu, %zu, %zu] = %g, want %g", hw, n, t, b, p, c,
+                           (double)y[o], (double)v);
+                }
+              }
+          assert_true(bf ? y16[tot] == 0x1234 : y[tot] == 7.f);
+          free(x);
+          free(y);
+          free(y16);
+        }
+  }
 }
 
 /* ------------------------------------------------------------------ the predicate */
@@ -1119,6 +1182,7 @@ static void test_fast_amx_nodes(void **unused) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nchw_nhwc_roundtrip),
+      cmocka_unit_test(test_nchw3_to_nhwc),
       cmocka_unit_test(test_predicate),
       cmocka_unit_test(test_cnn_channels_last),
       cmocka_unit_test(test_concurrent_runs),

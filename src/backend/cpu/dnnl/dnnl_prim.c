@@ -9,6 +9,7 @@
 #include "backend/cpu/dnnl/dnnl_layout.h"
 #include "backend/cpu/dnnl/dnnl_pool.h"
 #include "backend/cpu/dnnl/dnnl_prim.h"
+#include "backend/cpu/fast/fast_kernels.h"
 #include "compiler/layout.h"
 #include "ops/fused.h"
 
@@ -251,6 +252,21 @@ ge_status ge_dn_create_impl(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_
   return GE_OK;
 }
 
+/* ge_dn_arg.planar3 of an input that is not `same`. */
+static uint8_t dn_planar3(const ge_dn_arg *a) {
+  const dnnl_memory_desc_t *u = &a->user_md, *m = &a->prim_md;
+  if (a->stored16 || u->ndims != 4 || u->dims[1] != 3 || u->data_type != dnnl_f32 ||
+      (m->data_type != dnnl_f32 && m->data_type != dnnl_bf16) || ge_dn_md_to_layout(u) != GE_LAYOUT_PLAIN ||
+      ge_dn_md_to_layout(m) != GE_LAYOUT_NHWC)
+    return 0;
+  dnnl_memory_desc_t t; /* plain means row-major [N, 3, H, W], dense */
+  if (dnnl_memory_desc_init_by_tag(&t, 4, u->dims, dnnl_f32, dnnl_nchw) != dnnl_success ||
+      !dnnl_memory_desc_equal(&t, u))
+    return 0;
+  bool bf16 = m->data_type == dnnl_bf16;
+  return ge_fast_nchw3_usable(bf16) ? (bf16 ? 2 : 1) : 0;
+}
+
 static bool dn_stored16(int layout) { return layout == GE_LAYOUT_NHWC_BF16 || layout == GE_LAYOUT_BF16; }
 
 static ge_status dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_primitive_desc_t pd,
@@ -336,7 +352,9 @@ static ge_status dn_add_arg(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_
     return GE_OK;
   }
   if (kind == GE_DN_IN) {
-    if (!a->same) GE_CHECK(dn_reorder(p, s, &a->user_md, &a->prim_md, &a->to_prim));
+    if (a->same) return GE_OK;
+    a->planar3 = dn_planar3(a);
+    if (!a->planar3) GE_CHECK(dn_reorder(p, s, &a->user_md, &a->prim_md, &a->to_prim));
     return GE_OK;
   }
   if (sum_input >= 0 && !a->sum_same) GE_CHECK(dn_reorder(p, s, &a->sum_md, &a->prim_md, &a->to_prim));
@@ -528,7 +546,16 @@ ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
   for (size_t i = 0; st == dnnl_success && i < s->n_args; i++) {
     const ge_dn_arg *a = &s->args[i];
     dnnl_memory_t pm = o->prim_mem[i] ? o->prim_mem[i] : o->user_mem[i];
-    if (a->kind == GE_DN_IN && !a->same) st = dn_exec_reorder(a->to_prim, o->stream, o->user_mem[i], pm, o->scratch);
+    if (a->kind == GE_DN_IN && a->planar3) {
+      const ge_tensor *x = ctx->in[a->index];
+      void *to = NULL;
+      st = dnnl_memory_get_data_handle(pm, &to);
+      if (st == dnnl_success)
+        ge_fast_nchw3_to_nhwc(x->data, to, (size_t)a->user_md.dims[0],
+                              (size_t)(a->user_md.dims[2] * a->user_md.dims[3]), a->planar3 == 2, threads);
+    } else if (a->kind == GE_DN_IN && !a->same) {
+      st = dn_exec_reorder(a->to_prim, o->stream, o->user_mem[i], pm, o->scratch);
+    }
     if (st == dnnl_success && a->kind == GE_DN_OUT && a->sum_input >= 0) {
       void *sum = ctx->in[a->sum_input]->data;
       if (a->sum_same) {

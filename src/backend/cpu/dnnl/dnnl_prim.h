@@ -40,6 +40,10 @@ typedef struct ge_dn_arg {
      compiler/layout.h):
      user_md is bf16, the tensor float32-typed with twice user_bytes */
   bool stored16, sum_stored16;
+  /* GE_DN_IN: the user tensor is a planar float32 image [N, 3, H, W] (a CNN's graph input) and
+     the primitive reads it channels-last, float32 (1) or bf16 (2): converted by
+     ge_fast_nchw3_to_nhwc (fast_kernels.h) instead of to_prim, which is then NULL; 0 otherwise */
+  uint8_t planar3;
 } ge_dn_arg;
 
 /* A reference kernel run with layout conversions (see dnnl_layout.h). */

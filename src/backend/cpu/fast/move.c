@@ -578,3 +578,92 @@ const ge_kernel_def ge_fast_kernels_move[] = {
     {"", "Concat", 4, 0, {mvk_prepare, concat_run, ge_fo_state_release, false, true}},
     {0},
 };
+
+/* ------------------------------------------------------------------ planar 3-channel images */
+
+bool ge_fast_nchw3_usable(bool bf16) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  bool ok = __builtin_cpu_supports("avx512f");
+  if (bf16) ok = ok && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512vl");
+  return ok;
+#else
+  (void)bf16;
+  return false;
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+typedef struct n3_job {
+  const float *x;
+  void *y;
+  size_t hw, chunks; /* chunks per image */
+  bool bf16;
+} n3_job;
+
+#define N3_CHUNK 2048 /* pixels per claim (a multiple of 16) */
+
+/* Pixels [p0, p1) of image b: 16 at a time, element e of the 48 the block stores (pixel e / 3,
+   channel e % 3) is picked from the three channel vectors by two permutes. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void n3_pixels(const n3_job *j, size_t b,
+                                                                                     size_t p0, size_t p1) {
+  const float *x0 = j->x + b * 3 * j->hw, *x1 = x0 + j->hw, *x2 = x1 + j->hw;
+  int32_t i01[3][16], i2[3][16];
+  __mmask16 m2[3] = {0, 0, 0};
+  for (int k = 0; k < 3; k++)
+    for (int l = 0; l < 16; l++) {
+      int e = 16 * k + l, pix = e / 3, ch = e % 3;
+      i01[k][l] = ch == 1 ? 16 + pix : pix; /* channel 0 from x0, 1 from x1 */
+      i2[k][l] = pix;
+      if (ch == 2) m2[k] |= (__mmask16)(1u << l);
+    }
+  __m512i v01[3], v2[3];
+  for (int k = 0; k < 3; k++) {
+    v01[k] = _mm512_loadu_si512(i01[k]);
+    v2[k] = _mm512_loadu_si512(i2[k]);
+  }
+  size_t p = p0;
+  for (; p + 16 <= p1; p += 16) {
+    __m512 a = _mm512_loadu_ps(x0 + p), c1 = _mm512_loadu_ps(x1 + p), c2 = _mm512_loadu_ps(x2 + p), o[3];
+    for (int k = 0; k < 3; k++)
+      o[k] = _mm512_mask_permutexvar_ps(_mm512_permutex2var_ps(a, v01[k], c1), m2[k], v2[k], c2);
+    if (j->bf16) {
+      uint16_t *y = (uint16_t *)j->y + (b * j->hw + p) * 3;
+      _mm512_storeu_si512((void *)y, (__m512i)_mm512_cvtne2ps_pbh(o[1], o[0]));
+      _mm256_storeu_si256((__m256i *)(y + 32), (__m256i)_mm512_cvtneps_pbh(o[2]));
+    } else {
+      float *y = (float *)j->y + (b * j->hw + p) * 3;
+      _mm512_storeu_ps(y, o[0]);
+      _mm512_storeu_ps(y + 16, o[1]);
+      _mm512_storeu_ps(y + 32, o[2]);
+    }
+  }
+  for (; p < p1; p++) /* the tail: one pixel at a time, the same rounding */
+    for (int c = 0; c < 3; c++) {
+      float v = (c == 0 ? x0 : c == 1 ? x1 : x2)[p];
+      if (j->bf16)
+        ((uint16_t *)j->y)[(b * j->hw + p) * 3 + (size_t)c] =
+            (uint16_t)_mm_extract_epi16((__m128i)_mm_cvtneps_pbh(_mm_set1_ps(v)), 0);
+      else
+        ((float *)j->y)[(b * j->hw + p) * 3 + (size_t)c] = v;
+    }
+}
+
+static void n3_chunks(void *arg, size_t begin, size_t end) {
+  const n3_job *j = arg;
+  for (size_t u = begin; u < end; u++) {
+    size_t b = u / j->chunks, p0 = u % j->chunks * N3_CHUNK, p1 = p0 + N3_CHUNK;
+    n3_pixels(j, b, p0, p1 < j->hw ? p1 : j->hw);
+  }
+}
+
+void ge_fast_nchw3_to_nhwc(const float *x, void *y, size_t n, size_t hw, bool bf16, int threads) {
+  n3_job j = {x, y, hw, (hw + N3_CHUNK - 1) / N3_CHUNK, bf16};
+  size_t units = n * j.chunks;
+  ge_parallel_for(units >= 8 ? threads : 1, units, n3_chunks, &j);
+}
+#else
+void ge_fast_nchw3_to_nhwc(const float *x, void *y, size_t n, size_t hw, bool bf16, int threads) {
+  (void)x, (void)y, (void)n, (void)hw, (void)bf16, (void)threads; /* never called: not usable */
+}
+#endif
