@@ -26,6 +26,9 @@
 #include <string.h>
 
 #include "backend/cpu/dnnl/dnnl_layout.h"
+#include "backend/cpu/dnnl/dnnl_lowp.h"
+#include "backend/cpu/dnnl/dnnl_pool.h"
+#include "backend/cpu/dnnl/dnnl_prim.h"
 #include "backend/cpu/fast/fast_amx.h"
 #include "backend/cpu/fast/fast_kernels.h"
 #include "backend/cpu/fast/fast_math.h"
@@ -1143,6 +1146,84 @@ static void amx_conv_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K,
   for (int i = 0; i < 4; i++) ge_tensor_free(plain[i]);
 }
 
+/* A MaxPool marked bf16 on a channels-last image stored bf16 (as the layout pass gives it between
+   bf16 convolutions): the oneDNN family's kernel takes it with ge's own pooling
+   (dnnl_pool.h), and its output must be, value for value, the reference kernel's float32 pooling
+   of the same bf16 values (the maximum is exact), at 1-3 threads.  The values include ties,
+   negatives, zeros of both signs and whole windows of negatives. */
+static void pool16_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t k, int64_t stride, int64_t pad,
+                        bool ceil_mode) {
+  int64_t xd[4] = {N, C, H, W};
+  ge_tensor *x = rand_t(xd, 4, 4.f);
+  float *xv = x->data;
+  for (size_t i = 0; i < x->numel; i++) {
+    if ((i / (size_t)W) % 4 == 1) xv[i] = -fabsf(xv[i]) - 1.f; /* rows of negatives */
+    xv[i] = ge_bf16_to_f32_inline(ge_f32_to_bf16_inline(xv[i]));
+    if (i % 13 == 4) xv[i] = -0.f;
+    if (i % 17 == 9) xv[i] = 0.f;
+    if (i % 5 == 2) xv[i] = xv[i - 1]; /* a tie */
+  }
+  int64_t ks[2] = {k, k}, st2[2] = {stride, stride}, pads[4] = {pad, pad, pad, pad};
+  ge_attr at[5] = {GE_ATTR_STRING("ge_compute_precision", "bf16"), GE_ATTR_INTS("kernel_shape", ks, 2),
+                   GE_ATTR_INTS("strides", st2, 2), GE_ATTR_INTS("pads", pads, 4),
+                   GE_ATTR_INT("ceil_mode", ceil_mode ? 1 : 0)};
+  one_node o;
+  one_node_build(&o, "MaxPool", at, 5, &x, 1);
+  ge_tensor *want = one_node_ref(&o, &x, 1, 1);
+  static const int32_t to_nhwc[4] = {0, 2, 3, 1};
+  ge_tensor *xn = permute4(x, to_nhwc), *wn = permute4(want, to_nhwc);
+  ge_tensor *xs = stored_as(xn, true);
+  const ge_kernel *cand[8];
+  size_t nc = ge_cpu_find_kernels(o.nd->domain, o.nd->op_type, o.nd->opset, cand, 8);
+  assert_true(nc >= 2);
+  uint8_t il[1] = {GE_LAYOUT_NHWC_BF16}, ol[1] = {GE_LAYOUT_NHWC_BF16};
+  ge_prepare_ctx pc = {.graph = o.g, .node = o.nd, .opset = o.nd->opset, .n_in = 1, .n_out = 1, .in = o.ins,
+                       .out = o.out_t, .intra_threads = 2, .in_layout = il, .out_layout = ol};
+  if (ge_dn_lowp_dt(&pc) != dnnl_bf16 || !ge_dn_maxpool_bf16_usable()) {
+    print_message("bf16 max pool: no bf16 on this processor (or oneDNN's ISA cap), skipped\n");
+  } else {
+    void *fs = NULL;
+    ge_status st = cand[0]->prepare(&pc, &fs);
+    if (st != GE_OK) fail_msg("MaxPool bf16: the oneDNN family's kernel declines: %s", ge_last_error());
+    assert_non_null(((ge_dn_state *)fs)->maxpool); /* ge's pooling, not oneDNN's */
+    for (int threads = 1; threads <= 3; threads++) {
+      ge_tensor *y = NULL;
+      assert_int_equal(ge_tensor_create(GE_F32, wn->dims, 4, &y), GE_OK);
+      memset(y->data, 0xa5, y->nbytes); /* the half past the bf16 values must stay so */
+      ge_kctx kc = {.node = o.nd, .n_in = 1, .n_out = 1, .in = &xs, .out = &y, .threads = threads};
+      st = cand[0]->run(fs, &kc);
+      if (st != GE_OK) fail_msg("MaxPool bf16: run: %s", ge_last_error());
+      for (size_t b = y->numel * 2; b < y->nbytes; b++)
+        if (((const unsigned char *)y->data)[b] != 0xa5) fail_msg("MaxPool bf16 C=%lld: byte %zu past the values written", (long long)C, b);
+      const float *w = wn->data;
+      for (size_t i = 0; i < wn->numel; i++) {
+        float got = ge_bf16_to_f32_inline(((const uint16_t *)y->data)[i]);
+        if (got != w[i])
+          fail_msg("MaxPool bf16 C=%lld %lldx%lld k %lld stride %lld pad %lld ceil %d threads %d: element %zu: %g, "
+                   "reference %g", (long long)C, (long long)H, (long long)W, (long long)k, (long long)stride,
+                   (long long)pad, ceil_mode, threads, i, (double)got, (double)w[i]);
+      }
+      ge_tensor_free(y);
+    }
+    cand[0]->release(fs);
+  }
+  ge_tensor_free(xs);
+  ge_tensor_free(xn);
+  ge_tensor_free(wn);
+  ge_tensor_free(want);
+  ge_graph_free(o.g);
+  ge_tensor_free(x);
+}
+
+static void test_fast_maxpool_bf16(void **unused) {
+  (void)unused;
+  pool16_case(1, 64, 22, 22, 3, 2, 1, false); /* ResNet's, smaller */
+  pool16_case(2, 37, 9, 11, 3, 1, 1, false);  /* GoogLeNet's 3x3 stride 1; channels past a vector */
+  pool16_case(1, 96, 8, 7, 2, 2, 0, false);
+  pool16_case(1, 16, 10, 10, 3, 2, 0, true); /* ceil mode: the last window hangs over */
+  pool16_case(1, 200, 7, 7, 3, 2, 1, false);
+}
+
 static void test_fast_amx_nodes(void **unused) {
   (void)unused;
   ge_attr gelu[1] = {GE_ATTR_STRING("activation", "Gelu")};
@@ -1198,6 +1279,7 @@ int main(void) {
       cmocka_unit_test(test_fast_pgemm),
       cmocka_unit_test(test_fast_winograd),
       cmocka_unit_test(test_fast_amx_nodes),
+      cmocka_unit_test(test_fast_maxpool_bf16),
   };
   return cmocka_run_group_tests(tests, ge_test_setup_engine, ge_test_teardown_engine);
 }

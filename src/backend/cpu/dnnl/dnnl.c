@@ -687,18 +687,19 @@ static ge_status pool_prepare_impl(const ge_prepare_ctx *p, void **state, bool m
       if (gm.pl[i] >= gm.k[i] || gm.pr[i] >= (gm.k[i] - 1) * gm.d[i] + 1)
         return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN pool: padding as large as the kernel");
   }
-  if (max && !global && nsp == 2 && cdt == dnnl_f32 && gm.d[0] == 1 && gm.d[1] == 1 &&
-      ge_dn_in_layout(p, 0) == GE_LAYOUT_NHWC && ge_dn_out_layout(p, 0) == GE_LAYOUT_NHWC) {
+  int own = cdt == dnnl_f32 ? GE_LAYOUT_NHWC : cdt == dnnl_bf16 && ge_dn_maxpool_bf16_usable() ? GE_LAYOUT_NHWC_BF16 : -1;
+  if (max && !global && nsp == 2 && own >= 0 && gm.d[0] == 1 && gm.d[1] == 1 && ge_dn_in_layout(p, 0) == own &&
+      ge_dn_out_layout(p, 0) == own) {
     /* channels-last: our own loop (dnnl_pool.h says why) */
     ge_dn_maxpool *mp = NULL;
-    GE_CHECK(ge_dn_maxpool_new(p, x->dims, y->dims, gm.k, gm.s, gm.pl, &mp));
+    GE_CHECK(ge_dn_maxpool_new(p, x->dims, y->dims, gm.k, gm.s, gm.pl, cdt == dnnl_bf16, &mp));
     ge_dn_state *ms = calloc(1, sizeof *ms);
     if (!ms) {
       ge_dn_maxpool_free(mp);
       return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
     }
     ms->maxpool = mp;
-    ms->what = "max pooling (channels-last)";
+    ms->what = cdt == dnnl_bf16 ? "max pooling (channels-last, bf16)" : "max pooling (channels-last)";
     *state = ms;
     return GE_OK;
   }

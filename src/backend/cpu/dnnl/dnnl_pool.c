@@ -1,6 +1,7 @@
-/* Max pooling of channels-last float32 images (see dnnl_pool.h). */
+/* Max pooling of channels-last float32 or bf16-stored images (see dnnl_pool.h). */
 #pragma GCC optimize("O3", "no-trapping-math", "no-math-errno") /* vectorise the channel loops */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,12 +11,23 @@
 
 struct ge_dn_maxpool {
   int64_t n, c, ih, iw, oh, ow, kh, kw, sh, sw, ph, pw;
-  size_t in_bytes, out_bytes;
+  size_t in_bytes, out_bytes; /* as float32 tensors (a bf16-stored one uses the first half) */
+  bool bf16;
 };
 
+bool ge_dn_maxpool_bf16_usable(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+#else
+  return false;
+#endif
+}
+
 ge_status ge_dn_maxpool_new(const ge_prepare_ctx *p, const int64_t *x, const int64_t *y, const int64_t *k,
-                            const int64_t *s, const int64_t *pl, ge_dn_maxpool **out) {
+                            const int64_t *s, const int64_t *pl, bool bf16, ge_dn_maxpool **out) {
   *out = NULL;
+  if (bf16 && !ge_dn_maxpool_bf16_usable())
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "channels-last max pool: bf16 needs AVX512-BW");
   size_t in_n = 1, out_n = 1;
   for (int i = 0; i < 4; i++) {
     if (x[i] < 1 || y[i] < 1 || ge_mul_overflow_size(in_n, (size_t)x[i], &in_n) ||
@@ -31,7 +43,7 @@ ge_status ge_dn_maxpool_new(const ge_prepare_ctx *p, const int64_t *x, const int
   if (!m) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
   *m = (ge_dn_maxpool){.n = x[0], .c = x[1], .ih = x[2], .iw = x[3], .oh = y[2], .ow = y[3], .kh = k[0],
                        .kw = k[1], .sh = s[0], .sw = s[1], .ph = pl[0], .pw = pl[1],
-                       .in_bytes = in_n * 4, .out_bytes = out_n * 4};
+                       .in_bytes = in_n * 4, .out_bytes = out_n * 4, .bf16 = bf16};
   /* every window must hold at least one input pixel */
   if ((m->oh - 1) * m->sh - m->ph >= m->ih || (m->ow - 1) * m->sw - m->pw >= m->iw) {
     free(m);
@@ -45,8 +57,8 @@ void ge_dn_maxpool_free(ge_dn_maxpool *m) { free(m); }
 
 typedef struct pool_job {
   const ge_dn_maxpool *m;
-  const float *x;
-  float *y;
+  const void *x;
+  void *y;
 } pool_job;
 
 /* y[c] = max(y[c], x[c]) over one channel vector */
@@ -63,8 +75,8 @@ GE_CPU_CLONES static void pool_rows(void *arg, size_t begin, size_t end) {
     int64_t y0 = oy * m->sh - m->ph, y1 = y0 + m->kh;
     if (y0 < 0) y0 = 0;
     if (y1 > m->ih) y1 = m->ih;
-    const float *img = j->x + (size_t)b * (size_t)(m->ih * m->iw) * c;
-    float *out = j->y + r * (size_t)m->ow * c;
+    const float *img = (const float *)j->x + (size_t)b * (size_t)(m->ih * m->iw) * c;
+    float *out = (float *)j->y + r * (size_t)m->ow * c;
     for (int64_t ox = 0; ox < m->ow; ox++, out += c) {
       int64_t x0 = ox * m->sw - m->pw, x1 = x0 + m->kw;
       if (x0 < 0) x0 = 0;
@@ -84,6 +96,46 @@ GE_CPU_CLONES static void pool_rows(void *arg, size_t begin, size_t end) {
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* bf16 bits as int16 ordered like the values they encode: a negative value has its magnitude
+   bits flipped (its own inverse) */
+__attribute__((target("avx512f,avx512bw"))) static inline __m512i bf16_ord(__m512i v) {
+  return _mm512_xor_si512(v, _mm512_srli_epi16(_mm512_srai_epi16(v, 15), 1));
+}
+
+/* Output rows [begin, end) of the bf16 pooling, 32 channels (one vector) at a time, the last
+   ones masked. */
+__attribute__((target("avx512f,avx512bw"))) static void pool_rows16(void *arg, size_t begin, size_t end) {
+  const pool_job *j = arg;
+  const ge_dn_maxpool *m = j->m;
+  size_t c = (size_t)m->c;
+  for (size_t r = begin; r < end; r++) {
+    int64_t b = (int64_t)r / m->oh, oy = (int64_t)r % m->oh;
+    int64_t y0 = oy * m->sh - m->ph, y1 = y0 + m->kh;
+    if (y0 < 0) y0 = 0;
+    if (y1 > m->ih) y1 = m->ih;
+    const uint16_t *img = (const uint16_t *)j->x + (size_t)b * (size_t)(m->ih * m->iw) * c;
+    uint16_t *out = (uint16_t *)j->y + r * (size_t)m->ow * c;
+    for (int64_t ox = 0; ox < m->ow; ox++, out += c) {
+      int64_t x0 = ox * m->sw - m->pw, x1 = x0 + m->kw;
+      if (x0 < 0) x0 = 0;
+      if (x1 > m->iw) x1 = m->iw;
+      for (size_t c0 = 0; c0 < c; c0 += 32) {
+        __mmask32 k = c - c0 >= 32 ? ~(__mmask32)0 : (__mmask32)((1u << (c - c0)) - 1u);
+        __m512i acc = _mm512_set1_epi16(INT16_MIN);
+        for (int64_t iy = y0; iy < y1; iy++)
+          for (int64_t ix = x0; ix < x1; ix++)
+            acc = _mm512_max_epi16(acc, bf16_ord(_mm512_maskz_loadu_epi16(k, img + (size_t)(iy * m->iw + ix) * c + c0)));
+        _mm512_mask_storeu_epi16(out + c0, k, bf16_ord(acc));
+      }
+    }
+  }
+}
+#else
+static void pool_rows16(void *arg, size_t begin, size_t end) { (void)arg, (void)begin, (void)end; } /* not usable */
+#endif
+
 ge_status ge_dn_maxpool_run(const ge_dn_maxpool *m, ge_kctx *ctx) {
   const ge_tensor *x = ctx->n_in > 0 ? ctx->in[0] : NULL;
   ge_tensor *y = ctx->n_out > 0 ? ctx->out[0] : NULL;
@@ -96,6 +148,6 @@ ge_status ge_dn_maxpool_run(const ge_dn_maxpool *m, ge_kctx *ctx) {
   /* a thread is worth starting for ~256K window elements (input pixels x channels read) */
   size_t work = m->out_bytes / 4 * (size_t)(m->kh * m->kw);
   int threads = ctx->threads > 1 && work >= ((size_t)1 << 18) ? ctx->threads : 1;
-  ge_parallel_for(threads, rows, pool_rows, &j);
+  ge_parallel_for(threads, rows, m->bf16 ? pool_rows16 : pool_rows, &j);
   return GE_OK;
 }
