@@ -32,6 +32,7 @@
 #ifndef GE_OPS_FUSED_H
 #define GE_OPS_FUSED_H
 
+#include <float.h>
 #include <string.h>
 
 #include "ir/ir.h"
@@ -74,6 +75,20 @@ static inline ge_fused_act ge_fused_act_parse(const char *s) {
   for (int i = 0; i < GE_ACT_COUNT; i++)
     if (!strcmp(s, ge_fused_act_names[i])) return (ge_fused_act)i;
   return GE_ACT_COUNT;
+}
+
+/* The activation node n names in string attribute act_attr ("activation"), with its parameters
+   from float-list attribute params_attr ("activation_params") or their defaults (LeakyRelu
+   alpha 0.01; HardSigmoid alpha 0.2, beta 0.5; Clip unbounded).  GE_ACT_COUNT when unknown. */
+static inline ge_fused_act ge_fused_act_of(const ge_node *n, const char *act_attr, const char *params_attr, float *p0,
+                                           float *p1) {
+  ge_fused_act act = ge_fused_act_parse(ge_node_attr_string(n, act_attr, ""));
+  const float *ap = NULL;
+  size_t na = 0;
+  ge_node_attr_floats(n, params_attr, &ap, &na);
+  *p0 = na > 0 ? ap[0] : act == GE_ACT_LEAKY_RELU ? 0.01f : act == GE_ACT_HARD_SIGMOID ? 0.2f : -FLT_MAX;
+  *p1 = na > 1 ? ap[1] : act == GE_ACT_HARD_SIGMOID ? 0.5f : FLT_MAX;
+  return act;
 }
 
 #endif

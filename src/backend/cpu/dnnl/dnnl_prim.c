@@ -600,14 +600,9 @@ ge_status ge_dn_run(const void *state, ge_kctx *ctx) {
 
 ge_status ge_dn_append_act(const ge_prepare_ctx *p, dnnl_post_ops_t po) {
   const char *an = ge_node_attr_string(p->node, "activation", "");
-  ge_fused_act act = ge_fused_act_parse(an);
-  if (act == GE_ACT_COUNT)
-    return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "unknown activation '%s'", an);
-  const float *ap = NULL;
-  size_t na = 0;
-  ge_node_attr_floats(p->node, "activation_params", &ap, &na);
-  float p0 = na > 0 ? ap[0] : act == GE_ACT_LEAKY_RELU ? 0.01f : act == GE_ACT_HARD_SIGMOID ? 0.2f : -FLT_MAX;
-  float p1 = na > 1 ? ap[1] : act == GE_ACT_HARD_SIGMOID ? 0.5f : FLT_MAX;
+  float p0, p1;
+  ge_fused_act act = ge_fused_act_of(p->node, "activation", "activation_params", &p0, &p1);
+  if (act == GE_ACT_COUNT) return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "unknown activation '%s'", an);
   dnnl_status_t st = dnnl_success;
   switch (act) {
   case GE_ACT_NONE: break;

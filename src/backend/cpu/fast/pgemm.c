@@ -832,13 +832,8 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   ge_fused_act act = GE_ACT_NONE;
   float p0 = 0.f, p1 = 0.f;
   if (fused) {
-    act = ge_fused_act_parse(ge_node_attr_string(p->node, "activation", ""));
+    act = ge_fused_act_of(p->node, "activation", "activation_params", &p0, &p1);
     if (act == GE_ACT_COUNT || !ge_fo_act_supported(act)) return decline(p, "activation");
-    const float *ap = NULL;
-    size_t na = 0;
-    ge_node_attr_floats(p->node, "activation_params", &ap, &na);
-    p0 = na > 0 ? ap[0] : act == GE_ACT_LEAKY_RELU ? 0.01f : act == GE_ACT_HARD_SIGMOID ? 0.2f : -FLT_MAX;
-    p1 = na > 1 ? ap[1] : act == GE_ACT_HARD_SIGMOID ? 0.5f : FLT_MAX;
   }
   bool bias = (fused || conv || gemm) && p->n_in > 2 && p->in[2].present;
   float beta = gemm ? ge_node_attr_float(p->node, "beta", 1.f) : 1.f;

@@ -86,10 +86,11 @@ static ge_status fused_prepare_common(const ge_prepare_ctx *p, const char *base,
                                       size_t base_n_in, int post_input, bool last_dim, void **state) {
   for (size_t i = 0; i < p->n_in; i++)
     if (p->in[i].present) GE_CHECK(ge_prepare_check_dtype(p, i, k_f32));
-  const char *an = ge_node_attr_string(p->node, "activation", "");
-  ge_fused_act act = ge_fused_act_parse(an);
+  float p0, p1;
+  ge_fused_act act = ge_fused_act_of(p->node, "activation", "activation_params", &p0, &p1);
   if (act == GE_ACT_COUNT)
-    return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "unknown activation '%s'", an);
+    return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "unknown activation '%s'",
+                           ge_node_attr_string(p->node, "activation", ""));
   const ge_kernel *k = ge_cpu_find_kernel("", base, opset);
   if (!k) return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "no CPU kernel for the base op %s", base);
   fused_state *s = calloc(1, sizeof *s);
@@ -97,11 +98,8 @@ static ge_status fused_prepare_common(const ge_prepare_ctx *p, const char *base,
   s->inner = k;
   s->inner_n_in = p->n_in < base_n_in ? p->n_in : base_n_in;
   s->act = act;
-  const float *ap = NULL;
-  size_t na = 0;
-  ge_node_attr_floats(p->node, "activation_params", &ap, &na);
-  s->p0 = na > 0 ? ap[0] : act == GE_ACT_LEAKY_RELU ? 0.01f : act == GE_ACT_HARD_SIGMOID ? 0.2f : -FLT_MAX;
-  s->p1 = na > 1 ? ap[1] : act == GE_ACT_HARD_SIGMOID ? 0.5f : FLT_MAX;
+  s->p0 = p0;
+  s->p1 = p1;
   s->post_input = post_input >= 0 && (size_t)post_input < p->n_in && p->in[post_input].present ? post_input : -1;
   s->bias_last_dim = last_dim;
   ge_prepare_ctx ip = *p;
