@@ -300,8 +300,13 @@ static void check_cnn_with(cnn_builder build, size_t mids, int64_t C, int64_t H,
   ge_tensor *yb = run_graph(b.g, threads, in, 2, 1 + mids);
   assert_int_equal(ya->numel, yb->numel);
   const float *pa = ya->data, *pb = yb->data;
+  /* float32 sums in another order (oneDNN's kernels differ by ISA and layout): the error of an
+     element scales with the magnitudes summed into it, not with its own (a near-zero output of
+     large terms, five 500-channel layers deep, is off by 2e-4 in 264 under AVX2) */
+  float big = 0.f;
+  for (size_t i = 0; i < ya->numel; i++) big = fabsf(pb[i]) > big ? fabsf(pb[i]) : big;
   for (size_t i = 0; i < ya->numel; i++) {
-    float d = fabsf(pa[i] - pb[i]), tol = 1e-4f + 1e-3f * fabsf(pb[i]);
+    float d = fabsf(pa[i] - pb[i]), tol = 1e-4f + 1e-3f * fabsf(pb[i]) + 4e-6f * big;
     if (!(d <= tol)) fail_msg("C=%lld H=%lld W=%lld C2=%lld threads %d: y[%zu] %g vs plain %g", (long long)C,
                               (long long)H, (long long)W, (long long)C2, threads, i, pa[i], pb[i]);
   }
