@@ -106,10 +106,13 @@ static void attn_mask_dims(int64_t M, int64_t N, int where, int64_t *md) {
 }
 
 /* the processor has native bf16 (the bf16 Attention kernel then runs) */
+/* bf16 kernels run: the processor has AVX512-BF16 and oneDNN's ISA ceiling
+   (ONEDNN_MAX_CPU_ISA) allows it, as ge_dn_lowp_dt decides */
 static bool cpu_bf16(void) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16");
+  unsigned isa = (unsigned)dnnl_get_effective_cpu_isa(), need = (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+  return __builtin_cpu_supports("avx512bf16") && (isa & need) == need;
 #else
   return false;
 #endif
