@@ -61,6 +61,15 @@ typedef struct pool_job {
   void *y;
 } pool_job;
 
+/* The input positions [*lo, *hi) of output position o's window along one axis (stride st, leading
+   pad p, kernel k, n input positions), the padding left out. */
+static inline void pool_span(int64_t o, int64_t st, int64_t p, int64_t k, int64_t n, int64_t *lo, int64_t *hi) {
+  *lo = o * st - p;
+  *hi = *lo + k;
+  if (*lo < 0) *lo = 0;
+  if (*hi > n) *hi = n;
+}
+
 /* y[c] = max(y[c], x[c]) over one channel vector */
 static inline void vmax(float *restrict y, const float *restrict x, size_t c) {
   for (size_t i = 0; i < c; i++) y[i] = x[i] > y[i] ? x[i] : y[i];
@@ -71,16 +80,13 @@ GE_CPU_CLONES static void pool_rows(void *arg, size_t begin, size_t end) {
   const ge_dn_maxpool *m = j->m;
   size_t c = (size_t)m->c;
   for (size_t r = begin; r < end; r++) { /* r = image * oh + output row */
-    int64_t b = (int64_t)r / m->oh, oy = (int64_t)r % m->oh;
-    int64_t y0 = oy * m->sh - m->ph, y1 = y0 + m->kh;
-    if (y0 < 0) y0 = 0;
-    if (y1 > m->ih) y1 = m->ih;
+    int64_t b = (int64_t)r / m->oh, y0, y1;
+    pool_span((int64_t)r % m->oh, m->sh, m->ph, m->kh, m->ih, &y0, &y1);
     const float *img = (const float *)j->x + (size_t)b * (size_t)(m->ih * m->iw) * c;
     float *out = (float *)j->y + r * (size_t)m->ow * c;
     for (int64_t ox = 0; ox < m->ow; ox++, out += c) {
-      int64_t x0 = ox * m->sw - m->pw, x1 = x0 + m->kw;
-      if (x0 < 0) x0 = 0;
-      if (x1 > m->iw) x1 = m->iw;
+      int64_t x0, x1;
+      pool_span(ox, m->sw, m->pw, m->kw, m->iw, &x0, &x1);
       bool first = true;
       for (int64_t iy = y0; iy < y1; iy++)
         for (int64_t ix = x0; ix < x1; ix++) {
@@ -111,16 +117,13 @@ __attribute__((target("avx512f,avx512bw"))) static void pool_rows16(void *arg, s
   const ge_dn_maxpool *m = j->m;
   size_t c = (size_t)m->c;
   for (size_t r = begin; r < end; r++) {
-    int64_t b = (int64_t)r / m->oh, oy = (int64_t)r % m->oh;
-    int64_t y0 = oy * m->sh - m->ph, y1 = y0 + m->kh;
-    if (y0 < 0) y0 = 0;
-    if (y1 > m->ih) y1 = m->ih;
+    int64_t b = (int64_t)r / m->oh, y0, y1;
+    pool_span((int64_t)r % m->oh, m->sh, m->ph, m->kh, m->ih, &y0, &y1);
     const uint16_t *img = (const uint16_t *)j->x + (size_t)b * (size_t)(m->ih * m->iw) * c;
     uint16_t *out = (uint16_t *)j->y + r * (size_t)m->ow * c;
     for (int64_t ox = 0; ox < m->ow; ox++, out += c) {
-      int64_t x0 = ox * m->sw - m->pw, x1 = x0 + m->kw;
-      if (x0 < 0) x0 = 0;
-      if (x1 > m->iw) x1 = m->iw;
+      int64_t x0, x1;
+      pool_span(ox, m->sw, m->pw, m->kw, m->iw, &x0, &x1);
       for (size_t c0 = 0; c0 < c; c0 += 32) {
         __mmask32 k = c - c0 >= 32 ? ~(__mmask32)0 : (__mmask32)((1u << (c - c0)) - 1u);
         __m512i acc = _mm512_set1_epi16(INT16_MIN);
