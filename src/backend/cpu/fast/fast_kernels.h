@@ -44,7 +44,7 @@ size_t ge_fast_attn_softmax_rows(float *const *row, const void *const *mask, siz
    [H, W, 3], as float32 or as bf16 (rounded to nearest even, as oneDNN's reorder rounds): a CNN's
    graph input before its first convolution.  oneDNN 2.6's reorder of a 224 x 224 image takes about
    100 us at 1 thread; this about a fifth of that.  Threaded in 2048-pixel chunks.  Only where
-   ge_fast_nchw3_usable(bf16) (AVX-512; for bf16 also AVX512-BF16). */
+   ge_fast_nchw3_usable(bf16) (AVX-512 F, BW and VL; for bf16 also AVX512-BF16). */
 bool ge_fast_nchw3_usable(bool bf16);
 void ge_fast_nchw3_to_nhwc(const float *x, void *y, size_t n, size_t hw, bool bf16, int threads);
 
