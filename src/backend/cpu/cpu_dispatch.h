@@ -8,6 +8,8 @@
 #ifndef GE_BACKEND_CPU_DISPATCH_H
 #define GE_BACKEND_CPU_DISPATCH_H
 
+#include <stdbool.h>
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define GE_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
@@ -23,5 +25,18 @@
 #else
 #define GE_IVDEP
 #endif
+
+/* The processor has AVX512-BF16 with AVX512-BW and VL: what ge's bf16 kernels written with
+   intrinsics are compiled for (target avx512f,avx512bw,avx512vl,avx512bf16).  The processor's
+   own answer, whatever oneDNN's ISA ceiling (ONEDNN_MAX_CPU_ISA). */
+static inline bool ge_cpu_avx512_bf16(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
 
 #endif

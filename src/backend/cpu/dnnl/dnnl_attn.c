@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "backend/cpu/attention_geom.h"
+#include "backend/cpu/cpu_dispatch.h"
 #include "backend/cpu/dnnl/dnnl_lowp.h"
 #include "backend/cpu/fast/fast_kernels.h"
 #include "backend/cpu/threadpool.h"
@@ -341,9 +342,7 @@ ge_status ge_dn_attn16_run(const void *state, ge_kctx *ctx) {
   float *sc = (float *)((char *)pb + a16_round(a->ns * 2));
   bool avx512bf16 = false;
 #ifdef A16_AVX512BF16
-  __builtin_cpu_init();
-  avx512bf16 = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vl");
+  avx512bf16 = ge_cpu_avx512_bf16();
 #endif
   {
     /* KT plain: rows of N (over D); stored as K: rows of D (over N), dense [B, N, D] */

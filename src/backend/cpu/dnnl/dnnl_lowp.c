@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_dispatch.h"
 #include "backend/cpu/dnnl/dnnl_lowp.h"
 #include "backend/cpu/threadpool.h"
 
@@ -88,16 +89,6 @@ static void note_fallback(const ge_prepare_ctx *p, dnnl_data_type_t dt, const ch
           dt_name(dt), ge_node_desc(p->node, buf, sizeof buf), why ? why : "declined", dt_name(dt));
 }
 
-/* The processor itself has AVX512-BF16 (whatever oneDNN's ISA ceiling). */
-static bool cpu_has_bf16(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16");
-#else
-  return false;
-#endif
-}
-
 ge_status ge_dn_lowp_prepare(const ge_prepare_ctx *p, void **state, ge_dn_impl_fn impl, int flags) {
   const char *m = ge_node_attr_string(p->node, GE_DN_PRECISION_ATTR, NULL);
   dnnl_data_type_t dt = ge_dn_lowp_dt(p);
@@ -115,7 +106,7 @@ ge_status ge_dn_lowp_prepare(const ge_prepare_ctx *p, void **state, ge_dn_impl_f
   ge_status st = impl(p, state, flags, dnnl_f32);
   if (st == GE_OK && m && !strcmp(m, "bf16"))
     note_fallback(p, dnnl_bf16,
-                  cpu_has_bf16() ? "oneDNN's ISA ceiling (ONEDNN_MAX_CPU_ISA) is below AVX512-BF16"
+                  ge_cpu_avx512_bf16() ? "oneDNN's ISA ceiling (ONEDNN_MAX_CPU_ISA) is below AVX512-BF16"
                                  : "the processor has neither AVX512-BF16 nor AMX-BF16");
   return st;
 }
@@ -177,9 +168,7 @@ static void bf16_chunk(void *arg, size_t begin, size_t end) {
 void ge_dn_to_bf16(const float *x, uint16_t *y, size_t n, int threads) {
   bf16_job j = {.x = x, .y = y, .avx = false};
 #ifdef LOWP_AVX512BF16
-  __builtin_cpu_init();
-  j.avx = __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
-          __builtin_cpu_supports("avx512vl");
+  j.avx = ge_cpu_avx512_bf16();
 #endif
   size_t full = n / BF16_CHUNK;
   if (full) {

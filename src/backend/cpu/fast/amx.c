@@ -107,10 +107,7 @@ static void amx_probe(void) {
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return;
   if (!(d & (1u << 22)) || !(d & (1u << 24))) return; /* AMX-BF16, AMX-TILE */
-  __builtin_cpu_init();
-  if (!__builtin_cpu_supports("avx512bf16") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512vl"))
-    return;
+  if (!ge_cpu_avx512_bf16()) return;
   /* oneDNN's ceiling: with ONEDNN_MAX_CPU_ISA below AMX, no AMX here either */
   dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
   if (((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_amx) != (unsigned)dnnl_cpu_isa_avx512_core_amx) return;
