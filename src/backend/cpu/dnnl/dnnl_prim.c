@@ -255,11 +255,10 @@ ge_status ge_dn_create_impl(const ge_prepare_ctx *p, ge_dn_state *s, const_dnnl_
 /* ge_dn_arg.planar3 of an input that is not `same`. */
 static uint8_t dn_planar3(const ge_dn_arg *a) {
   const dnnl_memory_desc_t *u = &a->user_md, *m = &a->prim_md;
-  if (a->stored16 || u->ndims != 4 || u->dims[1] != 3 || u->data_type != dnnl_f32 ||
-      (m->data_type != dnnl_f32 && m->data_type != dnnl_bf16) || ge_dn_md_to_layout(u) != GE_LAYOUT_PLAIN ||
-      ge_dn_md_to_layout(m) != GE_LAYOUT_NHWC)
+  if (a->stored16 || u->ndims != 4 || u->dims[1] != 3 ||
+      (m->data_type != dnnl_f32 && m->data_type != dnnl_bf16) || ge_dn_md_to_layout(m) != GE_LAYOUT_NHWC)
     return 0;
-  dnnl_memory_desc_t t; /* plain means row-major [N, 3, H, W], dense */
+  dnnl_memory_desc_t t; /* the user's: float32 [N, 3, H, W] row-major, dense */
   if (dnnl_memory_desc_init_by_tag(&t, 4, u->dims, dnnl_f32, dnnl_nchw) != dnnl_success ||
       !dnnl_memory_desc_equal(&t, u))
     return 0;
