@@ -961,12 +961,12 @@ static void test_fast_pgemm(void **unused) {
   pgemm_case("ai.ge::FusedMatMul", 0, 49, 1500, 520, "Relu", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 23, 48, 96, "Gelu", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 3, 7, 40, 150, "GeluTanh", NULL, 0);
-  /* weights of at most 2 MiB split by rows (pgemm.c pg_rows_claim): 2 or 3 threads, one piece
-     a thread (49 rows) and several (100, 130 and 3 x 20 rows; pieces of 16-25 rows) */
+  /* weights of at most 2 MiB split by rows (pgemm.c pg_rows_claim) at 2 and 3 threads: one
+     piece a thread (49 rows, 3 x 20 rows) and 2-4 (100 and 130 rows); pieces of 16-30 rows */
   pgemm_case("ai.ge::FusedMatMul", 0, 49, 960, 160, "Clip", clip, 2);
   pgemm_case("ai.ge::FusedMatMul", 0, 100, 300, 200, "Relu", NULL, 0);
   pgemm_case("MatMul", 0, 130, 256, 160, NULL, NULL, 0);
-  pgemm_case("ai.ge::FusedMatMul", 3, 20, 200, 100, NULL, NULL, 0);
+  pgemm_case("ai.ge::FusedMatMul", 3, 20, 400, 200, NULL, NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 12, 1030, 64, "Relu", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 30, 24, 33, "Clip", clip, 2);
   pgemm_case("ai.ge::FusedMatMul", 0, 8, 24, 17, "LeakyRelu", leaky, 1);
