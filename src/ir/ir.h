@@ -101,6 +101,9 @@ void ge_const_free(void *p);
 
 /* A tensor struct on the stack/in an array: init fields and allocate owned zeroed storage. */
 ge_status ge_tensor_init_alloc(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t rank);
+/* The same with the contents undefined (a string tensor's are still NULL pointers): for a
+   buffer its writer fills whole, e.g. the output of a kernel that overwrites its outputs. */
+ge_status ge_tensor_init_alloc_uninit(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t rank);
 /* Release the storage of a tensor struct that was not malloc'd itself (does not free t). */
 void ge_tensor_release_storage(ge_tensor *t);
 /* Non-owning view: same dtype/shape/data, release NULL, owns false. */

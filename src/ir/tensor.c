@@ -156,7 +156,7 @@ static void set_layout(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t r
   t->nbytes = nbytes;
 }
 
-ge_status ge_tensor_init_alloc(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t rank) {
+static ge_status init_alloc(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t rank, bool zero) {
   if (!t) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_tensor_init_alloc: NULL tensor");
   size_t numel, nbytes;
   GE_CHECK(check_layout(dt, dims, rank, &numel, &nbytes));
@@ -167,11 +167,19 @@ ge_status ge_tensor_init_alloc(ge_tensor *t, ge_dtype dt, const int64_t *dims, i
     return ge_error(GE_ERR_OUT_OF_MEMORY, "tensor: cannot allocate %zu bytes for %s %s", nbytes,
                     ge_dtype_name(dt), buf);
   }
-  memset(data, 0, nbytes);
+  if (zero || dt == GE_STRING) memset(data, 0, nbytes); /* strings: NULL pointers until set */
   set_layout(t, dt, dims, rank, numel, nbytes);
   t->data = data;
   t->owns = true;
   return GE_OK;
+}
+
+ge_status ge_tensor_init_alloc(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t rank) {
+  return init_alloc(t, dt, dims, rank, true);
+}
+
+ge_status ge_tensor_init_alloc_uninit(ge_tensor *t, ge_dtype dt, const int64_t *dims, int32_t rank) {
+  return init_alloc(t, dt, dims, rank, false);
 }
 
 void ge_tensor_release_storage(ge_tensor *t) {

@@ -428,7 +428,10 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
         owned[v] = false;
       } else if (ty->kind == GE_TYPE_TENSOR && ty->dtype != GE_DTYPE_COUNT && ge_shape_is_static(&ty->shape)) {
         w->direct[v] = false;
-        st = ge_tensor_init_alloc(&slots[v], ty->dtype, ty->shape.dims, ty->shape.rank);
+        /* zeroed unless the kernel overwrites it (a graph output of 13 MB, GPT-2's logits, is
+           otherwise written twice a run) */
+        st = (s->k->overwrites_outputs ? ge_tensor_init_alloc_uninit : ge_tensor_init_alloc)(
+            &slots[v], ty->dtype, ty->shape.dims, ty->shape.rank);
         if (st != GE_OK) {
           st = ge_error_prefix(st, "%s, output %u: ", ge_node_desc(s->node, where, sizeof where), o);
           goto done;
