@@ -105,8 +105,7 @@ static void attn_mask_dims(int64_t M, int64_t N, int where, int64_t *md) {
   md[0] = where == 1 ? 1 : 2, md[1] = 1, md[2] = where == 1 ? M : 1, md[3] = N;
 }
 
-/* the processor has native bf16 (the bf16 Attention kernel then runs) */
-/* bf16 kernels run: the processor has AVX512-BF16 and oneDNN's ISA ceiling
+/* bf16 kernels run (the bf16 Attention kernel among them): the processor has AVX512-BF16 and oneDNN's ISA ceiling
    (ONEDNN_MAX_CPU_ISA) allows it, as ge_dn_lowp_dt decides */
 static bool cpu_bf16(void) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

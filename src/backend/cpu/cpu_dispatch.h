@@ -26,14 +26,24 @@
 #define GE_IVDEP
 #endif
 
-/* The processor has AVX512-BF16 with AVX512-BW and VL: what ge's bf16 kernels written with
-   intrinsics are compiled for (target avx512f,avx512bw,avx512vl,avx512bf16).  The processor's
-   own answer, whatever oneDNN's ISA ceiling (ONEDNN_MAX_CPU_ISA). */
-static inline bool ge_cpu_avx512_bf16(void) {
+/* The processor has AVX-512 F, BW and VL: what ge's AVX-512 kernels written with intrinsics
+   on 8/16-bit lanes and 256-bit halves are compiled for.  The processor's own answer, whatever
+   oneDNN's ISA ceiling (ONEDNN_MAX_CPU_ISA). */
+static inline bool ge_cpu_avx512_bw_vl(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+/* The processor has AVX-512 F, BW and VL (above) and AVX512-BF16: what ge's bf16 kernels
+   written with intrinsics are compiled for (target avx512f,avx512bw,avx512vl,avx512bf16). */
+static inline bool ge_cpu_avx512_bf16(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return ge_cpu_avx512_bw_vl() && __builtin_cpu_supports("avx512bf16");
 #else
   return false;
 #endif

@@ -584,8 +584,7 @@ const ge_kernel_def ge_fast_kernels_move[] = {
 bool ge_fast_nchw3_usable(bool bf16) {
 #if defined(__x86_64__) && defined(__GNUC__)
   /* the kernel is compiled for all four (its bf16 instructions run only for bf16 output) */
-  if (bf16) return ge_cpu_avx512_bf16();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  return bf16 ? ge_cpu_avx512_bf16() : ge_cpu_avx512_bw_vl();
 #else
   (void)bf16;
   return false;
