@@ -41,6 +41,43 @@ static ge_status infer_fused_conv(ge_infer_ctx *c) {
   return GE_OK;
 }
 
+/* X [N, C, ...] -> the 1x1 convolution's [N, E, ...] (W [E, C, 1.., 1]) -> the depthwise
+   convolution's output, by the Conv schema on (that value, Wd, Bd) with the node's attributes */
+static ge_status infer_fused_conv_dw(ge_infer_ctx *c) {
+  GE_CHECK(check_act(c));
+  const char *pa = ge_node_attr_string(c->node, "pw_activation", "");
+  if (ge_fused_act_parse(pa) == GE_ACT_COUNT)
+    return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "unknown pw_activation '%s'", pa);
+  if (c->n_in < 4 || !c->in[0].present || !c->in[1].present || !c->in[3].present)
+    return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "needs X, W and Wd (inputs 0, 1 and 3)");
+  const ge_type *x = c->in[0].type, *w = c->in[1].type;
+  if (x->dtype != GE_DTYPE_COUNT && x->dtype != GE_F32)
+    return ge_infer_fail(c, GE_ERR_UNSUPPORTED, "X has dtype %s (float32 only)", ge_dtype_name(x->dtype));
+  ge_type mid = *x;
+  if (w->shape.rank >= 0) {
+    if (x->shape.rank >= 0 && w->shape.rank != x->shape.rank)
+      return ge_infer_fail(c, GE_ERR_SHAPE, "W has rank %d, X %d", w->shape.rank, x->shape.rank);
+    for (int32_t d = 2; d < w->shape.rank; d++)
+      if (w->shape.dims[d] >= 0 && w->shape.dims[d] != 1)
+        return ge_infer_fail(c, GE_ERR_SHAPE, "W must be a 1x1 kernel [E, C, 1, 1]");
+    if (x->shape.rank >= 2 && w->shape.dims[1] >= 0 && x->shape.dims[1] >= 0 && w->shape.dims[1] != x->shape.dims[1])
+      return ge_infer_fail(c, GE_ERR_SHAPE, "W has %lld input channels, X %lld", (long long)w->shape.dims[1],
+                           (long long)x->shape.dims[1]);
+    if (mid.shape.rank >= 2) mid.shape.dims[1] = w->shape.dims[0];
+  }
+  if (c->n_in > 2 && c->in[2].present && c->in[2].type->shape.rank >= 0 &&
+      (c->in[2].type->shape.rank != 1 ||
+       (w->shape.rank >= 1 && c->in[2].type->shape.dims[0] >= 0 && w->shape.dims[0] >= 0 &&
+        c->in[2].type->shape.dims[0] != w->shape.dims[0])))
+    return ge_infer_fail(c, GE_ERR_SHAPE, "B must be [E], one entry per output channel of the 1x1");
+  ge_infer_input in[3] = {{true, &mid, NULL}, c->in[3], {false, NULL, NULL}};
+  if (c->n_in > 4) in[2] = c->in[4];
+  ge_infer_ctx d = *c;
+  d.in = in;
+  d.n_in = 3;
+  return delegate(&d, "Conv", 11, 3);
+}
+
 static ge_status infer_fused_gemm(ge_infer_ctx *c) {
   GE_CHECK(check_act(c));
   return delegate(c, "Gemm", 13, 3);
@@ -149,6 +186,7 @@ static ge_status infer_attention(ge_infer_ctx *c) {
 
 const ge_op_schema ge_schemas_fused[] = {
     {GE_FUSED_DOMAIN, "FusedConv", 1, 0, 2, 4, 1, 1, infer_fused_conv},
+    {GE_FUSED_DOMAIN, "FusedConvDw", 1, 0, 4, 5, 1, 1, infer_fused_conv_dw},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, 2, 3, 1, 1, infer_fused_gemm},
     {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, 2, 3, 1, 1, infer_fused_matmul},
     {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, 1, 3, 1, 1, infer_layernorm},

@@ -2,6 +2,17 @@
  *
  *   FusedConv(X, W, [B], [Sum])   Conv attributes + activation, activation_params:
  *                                 Y = act(Conv(X, W, B) + Sum)        (Sum: same shape as Y)
+ *   FusedConvDw(X, W, [B], Wd, [Bd])  a 1x1 convolution followed by a depthwise one:
+ *                                 Y = act(Conv(pw_act(Conv(X, W, B)), Wd, Bd)) where the first
+ *                                 Conv is 1x1, stride 1, unpadded, ungrouped (W [E, C, 1, 1])
+ *                                 and the second is depthwise (Wd [E, 1, kh, kw], group = E);
+ *                                 the node's Conv attributes (strides, pads, dilations, group,
+ *                                 kernel_shape) are the depthwise one's; activation /
+ *                                 activation_params its activation, pw_activation /
+ *                                 pw_activation_params the 1x1's.  Created by the conv_dw pass
+ *                                 where the [N, E, H, W] value between them is too large for the
+ *                                 cores' L2 caches: the kernel computes it a band of rows at a
+ *                                 time (backend/cpu/dnnl/dnnl_convdw.c), so it stays in the cache.
  *   FusedGemm(A, B, [C])          Gemm attributes + activation: Y = act(Gemm(A, B, C))
  *   FusedMatMul(A, B, [Bias])     Y = act(MatMul(A, B) + Bias)        (Bias: [N], last dim)
  *   LayerNormalization(X, [Scale], [Bias])  axis (-1), epsilon (1e-5): over axes axis..r-1

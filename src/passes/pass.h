@@ -32,6 +32,7 @@ typedef struct ge_pass_config {
   int max_rounds;    /* sweeps of the whole table until nothing changes; 0 = default (4) */
   int precision;     /* ge_precision_mode (ge.exec.precision_mode); the precision pass runs at
                         every level when it is one of the allow_* modes */
+  int threads;       /* ge.intraOpThreads the graph will run with; 0 = unknown (conv_dw: 1) */
 } ge_pass_config;
 
 /* ge.exec.precision_mode, in the order of docs/options.md. */
@@ -116,6 +117,7 @@ ge_status ge_pass_layernorm(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_conv_sum(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_act_fusion(ge_graph *g, ge_pass_ctx *c, bool *changed);
+ge_status ge_pass_conv_dw(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_precision(ge_graph *g, ge_pass_ctx *c, bool *changed);
 
 #endif

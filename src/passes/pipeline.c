@@ -20,6 +20,8 @@ static const ge_pass k_passes[] = {
     {"attention", 3, ge_pass_attention},
     {"conv_sum", 2, ge_pass_conv_sum},
     {"act_fusion", 2, ge_pass_act_fusion},
+    /* after act_fusion: the two convolutions it pairs carry their activations */
+    {"conv_dw", 2, ge_pass_conv_dw},
     /* level 0: runs at every level, when ge.exec.precision_mode asks for it (see precision.c) */
     {"precision", 0, ge_pass_precision},
 };

@@ -371,6 +371,9 @@ static ge_status conv_prepare(const ge_prepare_ctx *p, void **state) {
 static ge_status fconv_prepare(const ge_prepare_ctx *p, void **state) {
   return ge_dn_layout_guard(p, state, ge_dn_lowp_prepare(p, state, conv_impl_dt, 1));
 }
+ge_status ge_dn_conv_prepare(const ge_prepare_ctx *p, void **state) {
+  return conv_prepare_impl(p, state, true, false, dnnl_f32, NULL);
+}
 static ge_status deconv_prepare(const ge_prepare_ctx *p, void **state) {
   return ge_dn_lowp_prepare(p, state, conv_impl_dt, 2);
 }
@@ -958,6 +961,10 @@ const ge_kernel_def ge_fast_kernels_dnnl[] = {
     {GE_FUSED_DOMAIN, "FusedConv", 1, 0, {.prepare = fconv_prepare, .run = ge_dn_run, .release = ge_dn_release, .overwrites_outputs = true,
                                     .inplace_inputs = 1u << 3, .layout_pref = fconv_layout_pref,
                                     .packed_inputs = ge_dn_packed_inputs}},
+    {GE_FUSED_DOMAIN, "FusedConvDw", 1, 0,
+     {.prepare = ge_dn_convdw_prepare, .run = ge_dn_convdw_run, .release = ge_dn_convdw_release,
+      .overwrites_outputs = true, .layout_pref = ge_dn_convdw_layout_pref,
+      .packed_inputs = ge_dn_convdw_packed_inputs}},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, DN_KL(fgemm_prepare, gemm_layout_pref)},
     {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K16(fmatmul_prepare, fmatmul_layout_pref)},
     /* bf16 only (dnnl_attn.c); float32 Attention declines to the fast kernel */

@@ -12,7 +12,8 @@ static bool dom_onnx(const char *d) { return !d || !d[0] || !strcmp(d, "ai.onnx"
 
 static bool is_conv(const ge_node *n) {
   return (dom_onnx(n->domain) && !strcmp(n->op_type, "Conv")) ||
-         (n->domain && !strcmp(n->domain, GE_FUSED_DOMAIN) && !strcmp(n->op_type, "FusedConv"));
+         (n->domain && !strcmp(n->domain, GE_FUSED_DOMAIN) &&
+          (!strcmp(n->op_type, "FusedConv") || !strcmp(n->op_type, "FusedConvDw")));
 }
 
 static bool is_fused_conv(const ge_node *n) {

@@ -123,6 +123,15 @@ ge_status ge_dn_md_any(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndim
    activation_params) as eltwise post-ops; declines unknown ones. */
 ge_status ge_dn_append_act(const ge_prepare_ctx *p, dnnl_post_ops_t po);
 
+/* A float32 Conv / FusedConv primitive for p as it is (dnnl.c); a ge_dn_state. */
+ge_status ge_dn_conv_prepare(const ge_prepare_ctx *p, void **state);
+/* ai.ge::FusedConvDw by bands of rows (dnnl_convdw.c): the kernel's hooks. */
+ge_status ge_dn_convdw_prepare(const ge_prepare_ctx *p, void **state);
+ge_status ge_dn_convdw_run(const void *state, ge_kctx *ctx);
+void ge_dn_convdw_release(void *state);
+void ge_dn_convdw_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out);
+uint32_t ge_dn_convdw_packed_inputs(const void *state);
+
 /* True when every present input and output is float32 and input 0 has a static shape. */
 bool ge_dn_static_f32(const ge_prepare_ctx *p);
 

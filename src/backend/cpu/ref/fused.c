@@ -1,7 +1,8 @@
 /* Reference CPU kernels of the fused ops (domain ai.ge; see ops/fused.h).  FusedConv,
  * FusedGemm and FusedMatMul run the ONNX kernel of their base op (found in the registry),
- * then add the Sum / Bias and apply the activation in place on the output.  LayerNormalization,
- * Gelu and Attention are direct implementations (float32). */
+ * then add the Sum / Bias and apply the activation in place on the output; FusedConvDw runs
+ * the Conv kernel twice.  LayerNormalization, Gelu and Attention are direct implementations
+ * (float32). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -171,6 +172,105 @@ static ge_status fgemm_prepare(const ge_prepare_ctx *p, void **state) {
 }
 static ge_status fmatmul_prepare(const ge_prepare_ctx *p, void **state) {
   return fused_prepare_common(p, "MatMul", 13, 2, 2, true, state);
+}
+
+/* ------------------------------------------------------------------ FusedConvDw */
+
+/* The reference Conv twice: the 1x1 (a copy of the node without attributes: kernel 1x1,
+   stride 1, no pads, group 1) into a whole intermediate tensor, its activation, then the
+   depthwise convolution with the node's attributes and its activation. */
+typedef struct convdw_state {
+  const ge_kernel *k;
+  void *pw, *dw;
+  ge_fused_act pw_act, act;
+  float pp0, pp1, p0, p1;
+} convdw_state;
+
+static void convdw_release(void *st) {
+  convdw_state *s = st;
+  if (!s) return;
+  if (s->k && s->k->release) {
+    if (s->pw) s->k->release(s->pw);
+    if (s->dw) s->k->release(s->dw);
+  }
+  free(s);
+}
+
+static ge_status convdw_prepare(const ge_prepare_ctx *p, void **state) {
+  for (size_t i = 0; i < p->n_in; i++)
+    if (p->in[i].present) GE_CHECK(ge_prepare_check_dtype(p, i, k_f32));
+  if (p->n_in < 4 || !p->in[0].present || !p->in[1].present || !p->in[3].present)
+    return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "needs X, W and Wd (inputs 0, 1 and 3)");
+  convdw_state *s = calloc(1, sizeof *s);
+  if (!s) return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "out of memory");
+  s->act = ge_fused_act_of(p->node, "activation", "activation_params", &s->p0, &s->p1);
+  s->pw_act = ge_fused_act_of(p->node, "pw_activation", "pw_activation_params", &s->pp0, &s->pp1);
+  if (s->act == GE_ACT_COUNT || s->pw_act == GE_ACT_COUNT) {
+    free(s);
+    return ge_prepare_fail(p, GE_ERR_INVALID_ARGUMENT, "unknown activation");
+  }
+  s->k = ge_cpu_find_kernel("", "Conv", 11);
+  if (!s->k) {
+    free(s);
+    return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "no CPU kernel for Conv");
+  }
+  ge_type mid = *p->in[0].type;
+  const ge_shape *w = &p->in[1].type->shape;
+  if (mid.shape.rank >= 2) mid.shape.dims[1] = w->rank >= 1 ? w->dims[0] : GE_DIM_UNKNOWN;
+  ge_node pwn = *p->node;
+  pwn.attrs = NULL;
+  pwn.n_attrs = 0;
+  ge_infer_input none = {false, NULL, NULL};
+  ge_infer_input pin[3] = {p->in[0], p->in[1], p->n_in > 2 ? p->in[2] : none};
+  ge_infer_input din[3] = {{true, &mid, NULL}, p->in[3], p->n_in > 4 ? p->in[4] : none};
+  ge_prepare_ctx pp = *p, pd = *p;
+  pp.node = &pwn;
+  pp.opset = pd.opset = 11;
+  pp.in = pin;
+  pd.in = din;
+  pp.n_in = pd.n_in = 3;
+  pp.out = &mid;
+  pp.n_out = pd.n_out = 1;
+  pp.in_layout = pp.out_layout = pd.in_layout = pd.out_layout = NULL;
+  ge_status st = s->k->prepare ? s->k->prepare(&pp, &s->pw) : GE_OK;
+  if (st == GE_OK && s->k->prepare) st = s->k->prepare(&pd, &s->dw);
+  if (st != GE_OK) {
+    convdw_release(s);
+    return st;
+  }
+  *state = s;
+  return GE_OK;
+}
+
+static ge_status convdw_run(const void *state, ge_kctx *ctx) {
+  const convdw_state *s = state;
+  const ge_tensor *X = ctx->in[0], *W = ctx->in[1];
+  ge_tensor *Y = ctx->out[0];
+  if (!Y) return GE_OK;
+  if (X->rank < 3 || W->rank != X->rank)
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "X has rank %d and W %d (need an image and a 1x1 kernel)", X->rank, W->rank);
+  int64_t dims[GE_MAX_RANK];
+  memcpy(dims, X->dims, sizeof(int64_t) * (size_t)X->rank);
+  dims[1] = W->dims[0];
+  ge_tensor mid;
+  GE_CHECK(ge_tensor_init_alloc(&mid, GE_F32, dims, X->rank));
+  ge_tensor *in1[3] = {(ge_tensor *)X, (ge_tensor *)W, ctx->n_in > 2 ? ctx->in[2] : NULL};
+  ge_tensor *out1[1] = {&mid};
+  ge_tensor *in2[3] = {&mid, ctx->in[3], ctx->n_in > 4 ? ctx->in[4] : NULL};
+  ge_kctx c1 = *ctx, c2 = *ctx;
+  c1.in = in1;
+  c2.in = in2;
+  c1.n_in = c2.n_in = 3;
+  c1.out = out1;
+  c1.n_out = c2.n_out = 1;
+  ge_status st = s->k->run(s->pw, &c1);
+  if (st == GE_OK) {
+    apply_act(mid.data, mid.numel, s->pw_act, s->pp0, s->pp1);
+    st = s->k->run(s->dw, &c2);
+  }
+  if (st == GE_OK) apply_act(Y->data, Y->numel, s->act, s->p0, s->p1);
+  ge_tensor_release_storage(&mid);
+  return st;
 }
 
 /* ------------------------------------------------------------------ LayerNormalization */
@@ -347,6 +447,7 @@ static ge_status attn_run(const void *state, ge_kctx *ctx) {
 
 const ge_kernel_def ge_ref_kernels_fused[] = {
     {GE_FUSED_DOMAIN, "FusedConv", 1, 0, {fconv_prepare, fused_run, fused_release, false, false, 1u << 3}},
+    {GE_FUSED_DOMAIN, "FusedConvDw", 1, 0, {convdw_prepare, convdw_run, convdw_release, false}},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, {fgemm_prepare, fused_run, fused_release, false}},
     {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, {fmatmul_prepare, fused_run, fused_release, false}},
     {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, {ln_prepare, ln_run, free, false}},
