@@ -68,7 +68,7 @@ demo: build
 
 bench: build models
 	$(PY) bench/cores.py
-	GE_MODELS=$(CURDIR)/$(MODELS) $(PY) bench/bench.py --models $(MODELS) --threads 1,2 --rounds 30 --iters 2
+	GE_MODELS=$(CURDIR)/$(MODELS) $(PY) bench/bench.py --models $(MODELS) --threads 1,2 --rounds 60 --iters 2
 	$(PY) bench/precision.py --models $(MODELS) --only resnet50,bert_base --threads 1 --rounds 12 --iters 3 --no-agreement
 	@GEN_MODELS=resnet50_gratings scripts/gen_models.sh $(MODELS)
 	$(PY) bench/precision.py --models $(MODELS) --only resnet50,bert_base --threads 2 --rounds 12 --iters 3

@@ -21,6 +21,7 @@ Ratios are ge/ort: lower is better.  See bench/README.md.
 """
 import argparse
 import json
+import math
 import os
 import select
 import statistics
@@ -43,10 +44,27 @@ def percentile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
+def median_ci(xs, level=0.95):
+    """A distribution-free confidence interval of the median of xs: the order statistics
+    x(j), x(n-1-j) (sorted, from 0) with the largest j whose interval still covers the median
+    with probability >= level, i.e. P(j + 1 <= B <= n - 1 - j) for B ~ Binomial(n, 1/2).
+    (None, None) when n is too small for any interval to reach that level."""
+    xs = sorted(xs)
+    n = len(xs)
+    pmf = [math.comb(n, b) / 2.0 ** n for b in range(n + 1)]
+    best = None
+    for j in range(n // 2):
+        if sum(pmf[j + 1:n - j]) >= level:
+            best = j
+    return (None, None) if best is None else (xs[best], xs[n - 1 - best])
+
+
 def paired_summary(ratios):
-    """The paired ratio as the tables print it: median and quartiles of the per-round ratios."""
+    """The paired ratio as the tables print it: median and quartiles of the per-round ratios,
+    and the 95% confidence interval of that median (median_ci)."""
+    lo, hi = median_ci(ratios)
     return {"median": statistics.median(ratios), "q1": percentile(ratios, 0.25),
-            "q3": percentile(ratios, 0.75)}
+            "q3": percentile(ratios, 0.75), "ci_lo": lo, "ci_hi": hi}
 
 
 def worker(a):
@@ -238,7 +256,7 @@ def main():
 
     g = lambda r, k: r.get(k)  # noqa: E731
     head = ("model", "thr", "ge med ms", "ge p90 ms", "ort med ms", "ort p90 ms", "med ge/ort",
-            "p90 ge/ort", "paired ge/ort", "ge RSS MiB", "ort RSS MiB", "RSS ge/ort")
+            "p90 ge/ort", "paired ge/ort", "paired 95% CI", "ge RSS MiB", "ort RSS MiB", "RSS ge/ort")
     table = []
     for row in rows:
         ge_r, ort_r, pr = row["ge"], row["ort"], row.get("paired")
@@ -248,6 +266,7 @@ def main():
                       fmt(ratio(g(ge_r, "median_ms"), g(ort_r, "median_ms"))),
                       fmt(ratio(g(ge_r, "p90_ms"), g(ort_r, "p90_ms"))),
                       "-" if pr is None else "%.2f (%.2f-%.2f)" % (pr["median"], pr["q1"], pr["q3"]),
+                      "-" if pr is None or pr["ci_lo"] is None else "%.2f-%.2f" % (pr["ci_lo"], pr["ci_hi"]),
                       fmt(g(ge_r, "rss_mib"), "%.0f"), fmt(g(ort_r, "rss_mib"), "%.0f"),
                       fmt(ratio(g(ge_r, "rss_mib"), g(ort_r, "rss_mib")))))
     widths = [max(len(h), *(len(r[i]) for r in table)) if table else len(h)
@@ -262,7 +281,8 @@ def main():
                 print("%s %s %d thread(s): %s" % (row["model"], engine, row["threads"],
                                                   row[engine]["error"]))
     print("ratios are ge/ort: lower is better; paired: the median over rounds of ge's median turn "
-          "over onnxruntime's adjacent one (quartiles in brackets)")
+          "over onnxruntime's adjacent one (quartiles in brackets); its 95% CI: the confidence "
+          "interval of that median (order statistics of the per-round ratios)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
