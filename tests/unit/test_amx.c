@@ -183,6 +183,11 @@ static void test_amx_shapes(void **unused) {
                        .sum = true, .sum16 = true, .sum_in_c = true, .act = GE_ACT_RELU});
   run_case(&(amx_case){.M = 333, .K = 96, .N = 64, .alpha = 1.f, .bias = true, .sum = true, .act = GE_ACT_RELU});
   run_case(&(amx_case){.M = 200, .K = 32, .N = 32, .alpha = 1.f, .a16 = true, .sum = true, .sum_in_c = true});
+  /* row block by row block at 2 and 3 threads only (as many row blocks as panels, B at most
+     twice the activations), with residuals and an activation */
+  run_case(&(amx_case){.M = 200, .K = 768, .N = 200, .alpha = 1.f, .a16 = true, .c16 = true, .bias = true,
+                       .sum = true, .sum16 = true, .sum_in_c = true, .act = GE_ACT_CLIP, .p0 = 0.f, .p1 = 6.f});
+  run_case(&(amx_case){.M = 230, .K = 1024, .N = 300, .alpha = 1.f, .bias = true, .sum = true, .act = GE_ACT_RELU});
   /* panel by panel with many panels (claims of whole panels at 1-3 threads) and a long K */
   run_case(&(amx_case){.M = 128, .K = 768, .N = 1000, .alpha = 1.f, .a16 = true, .c16 = true, .bias = true,
                        .act = GE_ACT_GELU});
