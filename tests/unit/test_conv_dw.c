@@ -22,21 +22,13 @@
 #include <string.h>
 
 #include "ge/ge.h"
+#include "helpers/test_common.h"
 #include "ir/ir.h"
 #include "passes/pass.h"
 
-static uint32_t rng = 777;
-static float frand(void) {
-  rng = rng * 1664525u + 1013904223u;
-  return ((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
-
+static uint64_t rng = 777;
 static ge_tensor *rand_tensor(const int64_t *dims, size_t rank, float scale) {
-  ge_tensor *t = NULL;
-  assert_int_equal(ge_tensor_create(GE_F32, dims, rank, &t), GE_OK);
-  float *p = ge_tensor_data(t);
-  for (size_t i = 0; i < t->numel; i++) p[i] = frand() * scale;
-  return t;
+  return ge_test_rand_f32(&rng, dims, rank, scale);
 }
 
 static void constant(ge_graph *g, const char *name, ge_tensor *t) {

@@ -28,6 +28,7 @@
 #include "backend/cpu/threadpool.h"
 #include "compiler/layout.h"
 #include "ops/fused.h"
+#include "ops/nn_geom.h"
 
 #define CDW_MAX_VARIANTS 8
 #define CDW_MAX_SLOTS 64
@@ -165,16 +166,12 @@ static ge_status cdw_prepare(const ge_prepare_ctx *p, void **state) {
                  *y = &p->out[0].shape;
   if (x->rank != 4 || y->rank != 4 || w->rank != 4 || wd->rank != 4 || w->dims[0] != y->dims[1] || wd->dims[1] != 1)
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN FusedConvDw: shapes");
-  const int64_t *st = NULL, *dl = NULL, *pd = NULL;
-  size_t nst = 0, ndl = 0, npd = 0;
-  ge_node_attr_ints(p->node, "strides", &st, &nst);
-  ge_node_attr_ints(p->node, "dilations", &dl, &ndl);
-  ge_node_attr_ints(p->node, "pads", &pd, &npd);
-  if (strcmp(ge_node_attr_string(p->node, "auto_pad", "NOTSET"), "NOTSET") || (nst && nst != 2) ||
-      (ndl && ndl != 2) || (npd && npd != 4))
+  ge_nn_win_attrs at;
+  if (ge_nn_win_parse(p->node, false, &at) != GE_OK || ge_nn_win_resolve(p->node, &at, 2, &wd->dims[2]) != GE_OK ||
+      at.auto_pad != GE_PAD_NOTSET)
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN FusedConvDw: attributes");
-  int64_t sh = nst ? st[0] : 1, dh = ndl ? dl[0] : 1, pads[4] = {0, 0, 0, 0};
-  if (npd) memcpy(pads, pd, sizeof pads);
+  /* pads: top, left, bottom, right */
+  int64_t sh = at.strides[0], dh = at.dilations[0], pads[4] = {at.pads[0], at.pads[1], at.pads[2], at.pads[3]};
   int64_t kh = (wd->dims[2] - 1) * dh + 1;
   if (sh < 1 || dh < 1 || kh < 1 || pads[0] < 0 || pads[2] < 0)
     return ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN FusedConvDw: geometry");
