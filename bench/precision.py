@@ -235,12 +235,15 @@ def main():
             out[model]["speed"] = sp
             low, f32, ort = sp["ge_" + a.precision], sp["ge_fp32"], sp["ort_fp32"]
             print("%-12s speed (batch 1, %d threads, %d rounds of %d runs, median/p90 ms): ge %s %.1f/%.1f | ge fp32 %.1f/%.1f | "
-                  "ort fp32 %.1f/%.1f | ort/ge-%s %.2fx, paired %.2fx (%.2f-%.2f) (target >= 3x) | ge fp32/ge-%s %.2fx"
+                  "ort fp32 %.1f/%.1f | ort/ge-%s %.2fx, paired %.2fx (%.2f-%.2f; 95%% CI %s) (target >= 3x) | "
+                  "ge fp32/ge-%s %.2fx"
                   % (model, a.threads, a.rounds, a.iters, a.precision, low["median_ms"], low["p90_ms"], f32["median_ms"],
                      f32["p90_ms"], ort["median_ms"], ort["p90_ms"], a.precision,
                      ort["median_ms"] / low["median_ms"], low["paired_speedup"]["median"],
-                     low["paired_speedup"]["q1"], low["paired_speedup"]["q3"], a.precision,
-                     f32["median_ms"] / low["median_ms"]),
+                     low["paired_speedup"]["q1"], low["paired_speedup"]["q3"],
+                     "-" if low["paired_speedup"]["ci_lo"] is None else
+                     "%.2f-%.2f" % (low["paired_speedup"]["ci_lo"], low["paired_speedup"]["ci_hi"]),
+                     a.precision, f32["median_ms"] / low["median_ms"]),
                   flush=True)
         if not a.no_agreement and (model in CNNS or model in BERTS):
             trained_path = os.path.join(a.models, model + "_gratings.onnx")
