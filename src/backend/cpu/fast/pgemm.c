@@ -30,9 +30,9 @@
  * Taken where the processor has AVX-512F, the node computes in float32 (no bf16 or fp16 compute:
  * a bf16 mark on a processor without bf16 instructions computes in float32 everywhere) and
  * B is a constant without batch dims: MatMul and Gemm on plain operands, Conv on channels-last
- * ones with few output pixels, or a 3x3 stride-1 one of up to 56x56 pixels by Winograd F(2x2, 3x3)
- * or F(4x4, 3x3) (conv_geom; not with ge.exec.disableWinograd); otherwise the node declines to
- * oneDNN.
+ * ones with few output pixels, a 1x1 one of up to 256 pixels with 256 or more channels on each
+ * side, or a 3x3 stride-1 one of up to 56x56 pixels by Winograd F(2x2, 3x3) or F(4x4, 3x3)
+ * (conv_geom; not with ge.exec.disableWinograd); otherwise the node declines to oneDNN.
  *
  * A node that computes in bf16 (the precision modes) is taken where the processor has AMX and
  * runs on fast/amx.c's GEMM instead, B packed for it here: MatMul and Gemm with A and C plain
@@ -682,6 +682,15 @@ static ge_status gemm_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_t 
    about 200 pixels on, oneDNN is as fast or faster: with 256 allowed, ResNet-50's 14x14 stage
    at 1 thread went from 25.4 to 28.5 ms (its 3x3 convolutions 1.47 -> 1.97 ms each). */
 #define PG_CONV_MAX_M 128
+/* A 1x1, stride-1, unpadded convolution (X itself is A) with both channel counts at least
+   PG_CONV1_MIN_KN runs here up to PG_CONV1_MAX_M pixels: ResNet-50's 14x14 1x1 layers (256 <->
+   1024 channels), per-node minima against oneDNN's brgemm: 0.94-0.99 at 1 thread, 0.85-0.97 at
+   2 (the row split: each core keeps its own pixels from layer to layer), the model 0.994 and
+   0.974.  With few channels on one side oneDNN stays faster: MobileNetV2's 14x14 expansions
+   (64 or 96 -> 384 or 576 channels) were 1.11-1.19x slower here at 1 thread, its projections
+   1.01-1.05x. */
+#define PG_CONV1_MAX_M 256
+#define PG_CONV1_MIN_KN 256
 /* More pixels than that, up to 28 x 28 an image, a 3x3 stride-1 convolution runs by Winograd
    F(2x2, 3x3) here (wg_run).  Against oneDNN, per-layer minima alternating builds: ResNet-50's
    14x14x256 layers 8.7 -> 6.7 ms (1 thread), 6.0 -> 4.6 (2 threads); its 28x28x128 ones 4.7 ->
@@ -747,7 +756,8 @@ static ge_status conv_geom(const ge_prepare_ctx *p, bool amx, pg_state *g, size_
     g->tw = (g->ow + g->wm - 1) / g->wm;
     *M = (size_t)(g->n * g->th * g->tw);
     *K = (size_t)g->c;
-  } else if (*M > PG_CONV_MAX_M)
+  } else if (*M > PG_CONV_MAX_M &&
+             (g->im2col || *M > PG_CONV1_MAX_M || *K < PG_CONV1_MIN_KN || *N < PG_CONV1_MIN_KN))
     return decline(p, "more pixels than the weights pay for");
   if (sum) {
     size_t sn = 0;
