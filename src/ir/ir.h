@@ -82,6 +82,8 @@ struct ge_tensor {
 /* Allocate with 64-byte alignment (2 MiB and advised for huge pages from 2 MiB on, tensor.c);
    NULL on failure. size 0 returns a valid pointer. */
 void *ge_aligned_alloc(size_t size);
+/* One core's L2 cache in bytes, as the OS reports it (sysconf); 1 MiB when it does not. */
+size_t ge_l2_cache_bytes(void);
 void ge_aligned_free(void *p);
 /* A packed constant (weights in a kernel's layout, kept for a plan's life): as ge_aligned_alloc,
    but blocks under 2 MiB share huge-page slabs (tensor.c) where GE_CONST_SLABS is 1.  Free with

@@ -442,6 +442,11 @@ ge_status ge_tensor_set_backing(ge_tensor *t, ge_file_ref *f, uint64_t off) {
   return GE_OK;
 }
 
+size_t ge_l2_cache_bytes(void) {
+  long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return v > 0 ? (size_t)v : (size_t)1 << 20;
+}
+
 /* The whole pages inside [data, data + nbytes): what eviction drops and a pin reads back. */
 static bool inner_pages(const shared_store *s, uintptr_t *lo, uintptr_t *hi) {
   long pg = sysconf(_SC_PAGESIZE);

@@ -13,7 +13,7 @@
  *   - float32 2-D images whose channels and sizes are known (the batch may not be yet), the
  *     value read once and not a graph output;
  *   - the value's bytes (an unknown batch counts as 1), shared among ge.intraOpThreads cores,
- *     exceed the L2 cache of one (sysconf; 1 MiB when unknown), unless the pass is listed in
+ *     exceed the L2 cache of one (ge_l2_cache_bytes), unless the pass is listed in
  *     ge.passes.enable, which fuses every pair that qualifies otherwise;
  *   - no precision mode (ge.exec.precision_mode allow_*): those compute convolutions in
  *     bf16 / fp16, which this op does not.
@@ -22,7 +22,6 @@
  * 295 -> 262 us at 2.  Its other pairs fit the L2 and stay apart. */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ops/fused.h"
 #include "passes/pass.h"
@@ -91,16 +90,11 @@ static bool listed(const ge_pass_config *cfg) {
   return false;
 }
 
-static size_t l2_bytes(void) {
-  long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  return v > 0 ? (size_t)v : (size_t)1 << 20;
-}
-
 ge_status ge_pass_conv_dw(ge_graph *g, ge_pass_ctx *c, bool *changed) {
   if (c->cfg && c->cfg->precision >= GE_PRECISION_FP32_TO_BF16) return GE_OK;
   bool always = listed(c->cfg);
   int threads = c->cfg && c->cfg->threads > 0 ? c->cfg->threads : 1;
-  size_t l2 = l2_bytes();
+  size_t l2 = ge_l2_cache_bytes();
   ge_edit e;
   GE_CHECK(ge_edit_begin(g, &e));
   ge_status st = GE_OK;

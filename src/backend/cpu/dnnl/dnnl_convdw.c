@@ -21,7 +21,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "backend/cpu/dnnl/dnnl_layout.h"
 #include "backend/cpu/dnnl/dnnl_prim.h"
@@ -71,17 +70,6 @@ void ge_dn_convdw_release(void *st) {
   free(s);
 }
 
-static const ge_attr_value *find_attr(const ge_node *n, const char *name) {
-  for (size_t i = 0; i < n->n_attrs; i++)
-    if (!strcmp(n->attrs[i].name, name)) return &n->attrs[i];
-  return NULL;
-}
-
-static size_t l2_bytes(void) {
-  long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  return v > 0 ? (size_t)v : (size_t)1 << 20;
-}
-
 static void set_type(ge_type *t, int64_t n, int64_t c, int64_t h, int64_t w) {
   memset(t, 0, sizeof *t);
   t->kind = GE_TYPE_TENSOR;
@@ -106,12 +94,12 @@ static ge_status prepare_variant(const ge_prepare_ctx *p, const cdw_state *s, co
   /* the 1x1: no Conv attributes; its activation under the names FusedConv reads */
   ge_attr_value pa[2];
   size_t npa = 0;
-  const ge_attr_value *a = find_attr(p->node, "pw_activation");
+  const ge_attr_value *a = ge_node_attr(p->node, "pw_activation");
   if (a) {
     pa[npa] = *a;
     pa[npa++].name = "activation";
   }
-  if ((a = find_attr(p->node, "pw_activation_params"))) {
+  if ((a = ge_node_attr(p->node, "pw_activation_params"))) {
     pa[npa] = *a;
     pa[npa++].name = "activation_params";
   }
@@ -187,7 +175,7 @@ static ge_status cdw_prepare(const ge_prepare_ctx *p, void **state) {
   s->OW = y->dims[3];
   /* band rows: the input rows of a band in a third of one core's L2 */
   size_t row_bytes = (size_t)(s->W * s->E) * sizeof(float);
-  int64_t max_in = (int64_t)(l2_bytes() / 3 / (row_bytes ? row_bytes : 1));
+  int64_t max_in = (int64_t)(ge_l2_cache_bytes() / 3 / (row_bytes ? row_bytes : 1));
   int64_t B = max_in > kh ? (max_in - kh) / sh + 1 : 1;
   if (B > s->OH) B = s->OH;
   size_t per = (size_t)((s->OH + B - 1) / B);
