@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "ops/fused.h"
+#include "ops/nn_geom.h"
 #include "passes/pass.h"
 #include "passes/pass_util.h"
 
@@ -35,43 +36,35 @@ static bool is_conv(const ge_edit *e, int32_t p) {
          (n->n_inputs < 4 || n->inputs[3] < 0);
 }
 
-/* every entry of ints attribute `name` equals v (absent: true) */
-static bool ints_all(const ge_node *n, const char *name, int64_t v) {
-  const int64_t *a = NULL;
-  size_t k = 0;
-  ge_node_attr_ints(n, name, &a, &k);
-  for (size_t i = 0; i < k; i++)
-    if (a[i] != v) return false;
-  return true;
-}
-
-static bool explicit_pads(const ge_node *n) {
-  return !strcmp(ge_node_attr_string(n, "auto_pad", "NOTSET"), "NOTSET");
+/* Conv node ni's window attributes (ge_nn_win_parse / resolve, as the kernels read them) and
+   its constant 2-D weight; its bias, if any, constant too.  NULL when any of that is missing. */
+static const ge_tensor *conv_attrs(const ge_edit *e, int32_t ni, ge_nn_win_attrs *at) {
+  const ge_node *n = &e->g->nodes[ni];
+  if (n->n_inputs < 2) return NULL;
+  const ge_tensor *w = ge_edit_const(e, n->inputs[1]);
+  if (!w || w->rank != 4 || (n->n_inputs > 2 && n->inputs[2] >= 0 && !ge_edit_const(e, n->inputs[2])))
+    return NULL;
+  if (ge_nn_win_parse(n, false, at) != GE_OK || ge_nn_win_resolve(n, at, 2, &w->dims[2]) != GE_OK) return NULL;
+  return w;
 }
 
 static bool pointwise(const ge_edit *e, int32_t p, int64_t *c_in) {
-  const ge_node *n = &e->g->nodes[p];
-  if (n->n_inputs < 2 || !ge_edit_const(e, n->inputs[1]) || ge_node_attr_int(n, "group", 1) != 1) return false;
-  if (n->n_inputs > 2 && n->inputs[2] >= 0 && !ge_edit_const(e, n->inputs[2])) return false;
-  if (!ints_all(n, "strides", 1) || !ints_all(n, "dilations", 1) || !ints_all(n, "pads", 0)) return false;
-  const char *ap = ge_node_attr_string(n, "auto_pad", "NOTSET");
-  if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return false;
-  const ge_tensor *w = ge_edit_const(e, n->inputs[1]);
-  if (w->rank != 4 || w->dims[2] != 1 || w->dims[3] != 1) return false;
+  ge_nn_win_attrs at;
+  const ge_tensor *w = conv_attrs(e, p, &at);
+  if (!w || w->dims[2] != 1 || w->dims[3] != 1 || at.group != 1 ||
+      (at.auto_pad != GE_PAD_NOTSET && at.auto_pad != GE_PAD_VALID))
+    return false;
+  for (int i = 0; i < 2; i++)
+    if (at.strides[i] != 1 || at.dilations[i] != 1 || at.pads[i] != 0 || at.pads[2 + i] != 0) return false;
   *c_in = w->dims[1];
   return true;
 }
 
 static bool depthwise(const ge_edit *e, int32_t d, int64_t ch) {
-  const ge_node *n = &e->g->nodes[d];
-  if (n->n_inputs < 2 || ge_node_attr_int(n, "group", 1) != ch || !explicit_pads(n)) return false;
-  const ge_tensor *w = ge_edit_const(e, n->inputs[1]);
-  if (!w || w->rank != 4 || w->dims[0] != ch || w->dims[1] != 1) return false;
-  if (n->n_inputs > 2 && n->inputs[2] >= 0 && !ge_edit_const(e, n->inputs[2])) return false;
-  const int64_t *s = NULL;
-  size_t ns = 0;
-  ge_node_attr_ints(n, "strides", &s, &ns);
-  return ns == 2 && s[0] >= 2;
+  ge_nn_win_attrs at;
+  const ge_tensor *w = conv_attrs(e, d, &at);
+  return w && w->dims[0] == ch && w->dims[1] == 1 && at.group == ch && at.auto_pad == GE_PAD_NOTSET &&
+         at.strides[0] >= 2;
 }
 
 /* A float32 [N, C, H, W] value with C, H and W known (N may not be yet: the plan's inputs fix it). */
