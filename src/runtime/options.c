@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "backend/cpu/threadpool.h"
 #include "ir/error.h"
 #include "passes/pass.h"
 #include "runtime/options.h"
@@ -12,8 +12,8 @@
 void ge_options_default(ge_options *o) {
   memset(o, 0, sizeof *o);
   o->opt_level = 3;
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  o->intra_threads = n < 1 ? 1 : (n > 64 ? 64 : (int)n);
+  int n = ge_cpu_count();
+  o->intra_threads = n > 64 ? 64 : n;
   o->stream_max_parallel = 1;
   o->iterations_per_loop = 1;
   strcpy(o->profiling_path, "ge_trace.json");
@@ -148,4 +148,17 @@ ge_status ge_options_apply(ge_options *o, const ge_option *opts, size_t n) {
   for (size_t i = 0; i < n; i++) GE_CHECK(apply_one(&tmp, opts[i].key, opts[i].value));
   *o = tmp;
   return GE_OK;
+}
+
+ge_status ge_options_run_passes(const ge_options *o, ge_graph *g, ge_pass_report *rep) {
+  ge_pass_config cfg;
+  ge_pass_config_init(&cfg, o->opt_level);
+  cfg.training = o->run_mode == 1;
+  cfg.precision = o->precision_mode;
+  cfg.threads = o->intra_threads;
+  ge_status st = ge_pass_config_add_list(&cfg, false, o->passes_disable);
+  if (st == GE_OK) st = ge_pass_config_add_list(&cfg, true, o->passes_enable);
+  if (st == GE_OK) st = ge_passes_run(g, &cfg, rep);
+  ge_pass_config_clear(&cfg);
+  return st;
 }

@@ -33,4 +33,14 @@ void ge_options_default(ge_options *o);
    GE_ERR_UNSUPPORTED naming a value this build does not implement yet. */
 ge_status ge_options_apply(ge_options *o, const ge_option *opts, size_t n);
 
+struct ge_graph;
+struct ge_pass_report;
+/* Runs the optimisation passes on g as these options ask: ge.graphOptimizationLevel,
+   ge.runMode (training keeps what gradients need), ge.exec.precision_mode, ge.intraOpThreads
+   (passes that decide by cache size per thread) and ge.passes.disable / ge.passes.enable.
+   The one place a session, `ge compile` and `ge inspect --passes` build the pass
+   configuration, so all three decide alike.  rep may be NULL. */
+ge_status ge_options_run_passes(const ge_options *o, struct ge_graph *g,
+                                struct ge_pass_report *rep);
+
 #endif

@@ -150,16 +150,7 @@ static graph_entry *find_entry(ge_session *s, uint32_t id) {
 
 /* The optimisation passes of ge.graphOptimizationLevel, on the session's own copy. */
 static ge_status run_passes(ge_session *s, ge_graph *g) {
-  ge_pass_config cfg;
-  ge_pass_config_init(&cfg, s->opts.opt_level);
-  cfg.training = s->opts.run_mode == 1;
-  cfg.precision = s->opts.precision_mode;
-  cfg.threads = s->opts.intra_threads;
-  ge_status st = ge_pass_config_add_list(&cfg, false, s->opts.passes_disable);
-  if (st == GE_OK) st = ge_pass_config_add_list(&cfg, true, s->opts.passes_enable);
-  if (st == GE_OK) st = ge_passes_run(g, &cfg, NULL);
-  ge_pass_config_clear(&cfg);
-  return st;
+  return ge_options_run_passes(&s->opts, g, NULL);
 }
 
 /* A .gem offline model was optimized by `ge compile`: the passes are not run again.  Only the

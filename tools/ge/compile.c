@@ -78,16 +78,7 @@ int ge_cli_compile(const ge_cli_args *a) {
   if (st == GE_OK) st = ge_graph_inline_functions(g);
   if (st == GE_OK) st = ge_graph_expand_gradients(g);
   if (st == GE_OK) st = ge_graph_toposort(g);
-  if (st == GE_OK) {
-    ge_pass_config cfg;
-    ge_pass_config_init(&cfg, o.opt_level);
-    cfg.training = o.run_mode == 1;
-    cfg.precision = o.precision_mode;
-    st = ge_pass_config_add_list(&cfg, false, o.passes_disable);
-    if (st == GE_OK) st = ge_pass_config_add_list(&cfg, true, o.passes_enable);
-    if (st == GE_OK) st = ge_passes_run(g, &cfg, &rep);
-    ge_pass_config_clear(&cfg);
-  }
+  if (st == GE_OK) st = ge_options_run_passes(&o, g, &rep);
   if (st != GE_OK) {
     ge_cli_error("optimize", st);
     rc = 1;

@@ -125,16 +125,7 @@ int ge_cli_inspect(const ge_cli_args *a) {
   if (st == GE_OK) st = ge_options_apply(&o, a->options, a->n_options);
   ge_pass_report rep = {0};
   size_t nodes_loaded = g->n_nodes;
-  if (st == GE_OK && a->passes) {
-    ge_pass_config cfg;
-    ge_pass_config_init(&cfg, o.opt_level);
-    cfg.training = o.run_mode == 1;
-    cfg.precision = o.precision_mode;
-    st = ge_pass_config_add_list(&cfg, false, o.passes_disable);
-    if (st == GE_OK) st = ge_pass_config_add_list(&cfg, true, o.passes_enable);
-    if (st == GE_OK) st = ge_passes_run(g, &cfg, &rep);
-    ge_pass_config_clear(&cfg);
-  }
+  if (st == GE_OK && a->passes) st = ge_options_run_passes(&o, g, &rep);
   ge_type *types = st == GE_OK ? ge_cli_input_types(g, a, false) : NULL;
   ge_plan *p = NULL;
   if (st == GE_OK && types) st = ge_plan_compile(g, types, &o, &p);
