@@ -142,3 +142,21 @@ def test_precision_recorded(tmp_path):
     np.testing.assert_array_equal(got["output"], over)
     ref = run_outputs(model_path("resnet50"), inputs, tmp_path / "ref")["output"]
     np.testing.assert_allclose(got["output"], ref, atol=0.5)
+    # --precision is every command's option, not compile's alone: `ge run --precision
+    # mixed_bf16` on the fp32 .gem is the --option form above
+    args = ["run", fp, "--output-dir", tmp_path / "short", "--quiet", "--precision", "mixed_bf16"]
+    for k, p in inputs.items():
+        args += ["--input", "%s=%s" % (k, p)]
+    ge(*args)
+    np.testing.assert_array_equal(np.load(tmp_path / "short" / "output.npy"), over)
+    assert not np.array_equal(over, ref)  # the mode took effect
+
+
+@pytest.mark.parametrize("cmd", ["run", "bench", "profile", "inspect"])
+def test_precision_flag_errors(tmp_path, cmd):
+    """A bad --precision is refused by every command, naming the value, before any work."""
+    args = [cmd, model_path("resnet50"), "--precision", "fp8"]
+    if cmd == "profile":
+        args += ["-o", tmp_path / "t.json"]
+    p = ge(*args, ok=False)
+    assert p.returncode == 2 and "--precision" in p.stderr and "'fp8'" in p.stderr, p.stderr

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "frontend/gem.h"
 
 static int push_kv(ge_cli_kv **arr, size_t *n, const char *arg, char sep, const char *flag) {
   const char *p = strchr(arg, sep);
@@ -78,9 +79,18 @@ int ge_cli_parse(int argc, char **argv, ge_cli_args *a) {
       int rc = push_option(a, key, eq + 1);
       free(key);
       if (rc) return -1;
-    } else if (!strcmp(s, "--precision")) {
+    } else if (!strcmp(s, "--precision")) { /* every command: ge.exec.precision_mode, long or short */
       NEED_ARG();
-      a->precision = next;
+      int m = ge_gem_precision_parse(next);
+      if (m < 0) {
+        fprintf(stderr,
+                "ge: --precision: unknown value '%s' (must_keep_origin_dtype/keep, force_fp32/fp32, "
+                "allow_fp32_to_bf16/bf16, allow_fp32_to_fp16/fp16, "
+                "allow_mix_precision_bf16/mixed_bf16, allow_mix_precision_fp16/mixed_fp16)\n",
+                next);
+        return -1;
+      }
+      if (push_option(a, "ge.exec.precision_mode", ge_gem_precision_name(m))) return -1;
     } else if (!strcmp(s, "--verbose") || !strcmp(s, "-v")) {
       a->verbose = true;
     } else if (!strcmp(s, "--passes")) {

@@ -20,7 +20,6 @@ typedef struct ge_cli_args {
   bool passes; /* inspect: run the optimisation passes and report what each changed */
   bool stats; /* run: print per-key callback metrics */
   bool verbose; /* compile: print what each pass changed and the memory plan */
-  const char *precision; /* compile: --precision (long or short ge.exec.precision_mode) */
   ge_cli_kv *inputs; /* NAME=FILE */
   size_t n_inputs;
   ge_cli_kv *shapes; /* NAME:D,D */

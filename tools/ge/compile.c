@@ -46,18 +46,6 @@ int ge_cli_compile(const ge_cli_args *a) {
     ge_cli_error("options", st);
     return 2;
   }
-  if (a->precision) {
-    int m = ge_gem_precision_parse(a->precision);
-    if (m < 0) {
-      fprintf(stderr,
-              "ge: --precision: unknown value '%s' (must_keep_origin_dtype/keep, force_fp32/fp32, "
-              "allow_fp32_to_bf16/bf16, allow_fp32_to_fp16/fp16, "
-              "allow_mix_precision_bf16/mixed_bf16, allow_mix_precision_fp16/mixed_fp16)\n",
-              a->precision);
-      return 2;
-    }
-    o.precision_mode = m;
-  }
   double t0 = now_ms();
   ge_graph *g = ge_cli_load(a);
   if (!g) return 1;

@@ -21,8 +21,7 @@ static void usage(FILE *f) {
           "        --passes: run the optimisation passes first and report each one\n"
           "  dot MODEL [--input-shape NAME:D,D,..]...\n"
           "        Graphviz of the compiled graph (constant-folded nodes removed)\n"
-          "  compile MODEL -o OUT.gem [--precision P] [--opt-level N] [--input-shape NAME:D,D,..]...\n"
-          "          [--verbose]\n"
+          "  compile MODEL -o OUT.gem [--input-shape NAME:D,D,..]... [--verbose] [options]\n"
           "        optimize once and save an offline model (.gem) that run/inspect load directly;\n"
           "        --verbose: what each pass changed, and the memory plan\n"
           "  profile MODEL -o TRACE.json [--iters N] [--input NAME=FILE.npy]... [options]\n"
@@ -33,6 +32,8 @@ static void usage(FILE *f) {
           "options:\n"
           "  --threads N          ge.intraOpThreads\n"
           "  --opt-level N        ge.graphOptimizationLevel (0..3)\n"
+          "  --precision P        ge.exec.precision_mode: keep, fp32, bf16, fp16, mixed_bf16,\n"
+          "                       mixed_fp16 or the long names (see docs/options.md)\n"
           "  --option KEY=VALUE   any session option (see docs/options.md)\n"
           "  --version            print the version\n");
 }
