@@ -947,6 +947,94 @@ static void test_fast_winograd(void **unused) {
   wino_off = false;
 }
 
+/* A Conv / FusedConv of a planar image of few channels written channels-last: fast/stem.c (the
+   second Conv candidate, after pgemm, which declines a planar input) against the reference kernel
+   on plain operands, at 1-3 threads.  win: kernel rows, columns; st: strides; pads: top, left,
+   bottom, right; dil: dilations.  act NULL: a plain Conv; else a FusedConv with that activation
+   ("" none).  expect: whether the stem kernel must take it (on AVX-512; else it must decline). */
+static void stem_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, const int64_t *win, const int64_t *st_,
+                      const int64_t *pads, const int64_t *dil, const char *act, const float *ap, size_t nap, bool bias,
+                      bool expect) {
+  int64_t oh = (H + pads[0] + pads[2] - dil[0] * (win[0] - 1) - 1) / st_[0] + 1;
+  int64_t ow = (W + pads[1] + pads[3] - dil[1] * (win[1] - 1) - 1) / st_[1] + 1;
+  int64_t xd[4] = {N, C, H, W}, wd[4] = {M, C, win[0], win[1]}, bd[1] = {M};
+  ge_tensor *in[3] = {rand_t(xd, 4, 1.f), rand_t(wd, 4, 0.3f), bias ? rand_t(bd, 1, 0.5f) : NULL};
+  size_t n_in = bias ? 3 : 2;
+  ge_attr at[6] = {GE_ATTR_INTS("pads", pads, 4), GE_ATTR_INTS("strides", st_, 2), GE_ATTR_INTS("dilations", dil, 2)};
+  size_t na = 3;
+  if (act && *act) at[na++] = (ge_attr)GE_ATTR_STRING("activation", act);
+  if (act && nap) at[na++] = (ge_attr)GE_ATTR_FLOATS("activation_params", ap, nap);
+  const char *op = act ? "ai.ge::FusedConv" : "Conv";
+  one_node o;
+  one_node_build(&o, op, at, na, in, n_in);
+  o.ins[1].value = in[1];
+  ge_tensor *want = one_node_ref(&o, in, n_in, 1);
+  const ge_kernel *cand[8];
+  size_t nc = ge_cpu_find_kernels(o.nd->domain, o.nd->op_type, o.nd->opset, cand, 8);
+  assert_true(nc >= 3);
+  uint8_t il[3] = {GE_LAYOUT_PLAIN, GE_LAYOUT_PLAIN, GE_LAYOUT_PLAIN}, ol[1] = {GE_LAYOUT_NHWC};
+  ge_prepare_ctx pc = {.graph = o.g, .node = o.nd, .opset = o.nd->opset, .n_in = n_in, .n_out = 1, .in = o.ins,
+                       .out = o.out_t, .intra_threads = 2, .in_layout = il, .out_layout = ol};
+  void *fs = NULL;
+  assert_int_equal(cand[0]->prepare(&pc, &fs), GE_ERR_UNSUPPORTED); /* pgemm: channels-last operands only */
+  ge_status st = cand[1]->prepare(&pc, &fs);
+  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  if (!expect || !avx512) {
+    assert_int_equal(st, GE_ERR_UNSUPPORTED);
+  } else {
+    if (st != GE_OK) fail_msg("%s C=%lld M=%lld: the stem kernel declines: %s", op, (long long)C, (long long)M, ge_last_error());
+    int64_t yd[4] = {N, oh, ow, M};
+    static const int32_t to_nchw[4] = {0, 3, 1, 2};
+    for (int threads = 1; threads <= 3; threads++) {
+      ge_tensor *y = NULL;
+      assert_int_equal(ge_tensor_create(GE_F32, yd, 4, &y), GE_OK);
+      memset(y->data, 0xff, y->numel * sizeof(float)); /* NaN: every element must be written */
+      ge_kctx kc = {.node = o.nd, .n_in = n_in, .n_out = 1, .in = in, .out = &y, .threads = threads};
+      st = cand[1]->run(fs, &kc);
+      if (st != GE_OK) fprintf(stderr, "stem run: %s\n", ge_last_error());
+      assert_int_equal(st, GE_OK);
+      ge_tensor *got = permute4(y, to_nchw);
+      const float *a = got->data, *b = want->data;
+      assert_int_equal(got->numel, want->numel);
+      for (size_t i = 0; i < want->numel; i++)
+        if (!(fabs((double)a[i] - b[i]) <= 2e-6 + 2e-6 * fabs((double)b[i])))
+          fail_msg("%s %s N=%lld C=%lld %lldx%lld M=%lld threads %d: element %zu: %.7g, reference %.7g", op,
+                   act ? act : "", (long long)N, (long long)C, (long long)oh, (long long)ow, (long long)M, threads, i,
+                   a[i], b[i]);
+      ge_tensor_free(got);
+      ge_tensor_free(y);
+    }
+  }
+  if (fs && cand[1]->release) cand[1]->release(fs);
+  ge_tensor_free(want);
+  for (size_t i = 0; i < 3; i++) ge_tensor_free(in[i]);
+  ge_graph_free(o.g);
+}
+
+static void test_fast_stem(void **unused) {
+  (void)unused;
+  const int64_t k33[2] = {3, 3}, k23[2] = {2, 3}, k31[2] = {3, 1}, k19[2] = {1, 9}, k55[2] = {5, 5};
+  const int64_t s1[2] = {1, 1}, s2[2] = {2, 2}, s21[2] = {2, 1}, s3[2] = {3, 3}, s13[2] = {1, 3};
+  const int64_t d1[2] = {1, 1}, d2[2] = {2, 2}, d12[2] = {1, 2};
+  const int64_t p1[4] = {1, 1, 1, 1}, p0[4] = {0, 0, 0, 0}, pa[4] = {0, 1, 1, 0}, pb[4] = {2, 0, 1, 3}, p4[4] = {4, 4, 4, 4};
+  const float clip6[] = {0.f, 6.f}, leaky[] = {0.1f};
+  /* MobileNetV2's stem: 3 channels, 3x3 stride 2, 32 outputs (blocks of 14 pixels), Clip 0..6 */
+  stem_case(1, 3, 224, 224, 32, k33, s2, p1, d1, "Clip", clip6, 2, true, true);
+  /* odd sizes and every channel-vector count, with tails: 1 (7 of 16), 2, 3 (45), 4 (50) */
+  stem_case(1, 1, 19, 23, 7, k33, s1, p1, d1, "Relu", NULL, 0, true, true);
+  stem_case(2, 4, 17, 31, 64, k33, s2, pa, d1, "Clip", clip6, 2, true, true); /* asymmetric pads, batch 2 */
+  stem_case(1, 2, 21, 40, 45, k23, s21, pb, d1, "LeakyRelu", leaky, 1, true, true); /* 2x3, strides 2 and 1 */
+  stem_case(3, 3, 15, 29, 50, k33, s3, p0, d1, NULL, NULL, 0, true, true);      /* stride 3: the general form */
+  stem_case(1, 3, 33, 37, 16, k33, s1, p4, d2, "HardSwish", NULL, 0, false, true); /* dilation 2, pads past it */
+  stem_case(1, 3, 12, 50, 24, k19, s13, p1, d12, "", NULL, 0, true, true);      /* 1x9, dilation 2 across */
+  stem_case(1, 4, 9, 8, 33, k31, s1, p0, d1, "Sigmoid", NULL, 0, true, true);  /* a row narrower than a block */
+  stem_case(1, 3, 2, 2, 32, k33, s1, p1, d1, "Relu", NULL, 0, true, true);     /* every pixel on the border */
+  /* declined (oneDNN's): a window of more than 9 taps, more channels on either side */
+  stem_case(1, 3, 32, 32, 64, k55, s2, p1, d1, "Relu", NULL, 0, true, false);
+  stem_case(1, 5, 16, 16, 16, k33, s1, p1, d1, "Relu", NULL, 0, true, false);
+  stem_case(1, 3, 16, 16, 65, k33, s1, p1, d1, "Relu", NULL, 0, true, false);
+}
+
 static void test_fast_pgemm(void **unused) {
   (void)unused;
   const float clip[] = {-0.5f, 0.75f}, leaky[] = {0.2f}, hsig[] = {0.3f, 0.4f};
@@ -1289,6 +1377,7 @@ int main(void) {
       cmocka_unit_test(test_fast_softmax),
       cmocka_unit_test(test_fast_pgemm),
       cmocka_unit_test(test_fast_winograd),
+      cmocka_unit_test(test_fast_stem),
       cmocka_unit_test(test_fast_amx_nodes),
       cmocka_unit_test(test_fast_maxpool_bf16),
   };

@@ -39,6 +39,7 @@ static const ge_kernel_def *const families[] = {
 
 extern const ge_kernel_def ge_fast_kernels_dnnl[];
 extern const ge_kernel_def ge_fast_kernels_pgemm[];
+extern const ge_kernel_def ge_fast_kernels_stem[];
 extern const ge_kernel_def ge_fast_kernels_fast[];
 extern const ge_kernel_def ge_fast_kernels_tf[];
 extern const ge_kernel_def ge_fast_kernels_ew_bcast[], ge_fast_kernels_ew[], ge_fast_kernels_move[],
@@ -49,6 +50,7 @@ static const ge_kernel_def *const fast_families[] = {
     ge_fast_kernels_ew_bcast, /* fast/ew.c: only the broadcasts transformer.c does not fast-path */
     ge_fast_kernels_tf, /* before oneDNN: small Softmax/LayerNorm rows need no OpenMP team */
     ge_fast_kernels_pgemm, /* fast/pgemm.c: float32 MatMul with a weight, on AVX-512 */
+    ge_fast_kernels_stem,  /* fast/stem.c: a CNN's first convolution on its planar input */
     ge_fast_kernels_dnnl,
     ge_fast_kernels_fast,
     ge_fast_kernels_ew, ge_fast_kernels_move, ge_fast_kernels_reduce, /* fast/ew.c, move.c, reduce.c */

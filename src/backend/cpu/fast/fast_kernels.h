@@ -20,6 +20,9 @@ extern const ge_kernel_def ge_fast_kernels_reduce[];
 /* pgemm.c: float32 MatMul / FusedMatMul with a constant 2-D B, packed, on AVX-512 (tried
    before oneDNN) */
 extern const ge_kernel_def ge_fast_kernels_pgemm[];
+/* stem.c: a float32 Conv / FusedConv of a planar image of 1-4 channels with a window of at most
+   9 taps into channels-last output of at most 64 channels (a CNN's first layer; before oneDNN) */
+extern const ge_kernel_def ge_fast_kernels_stem[];
 
 /* ew.c: a FusedMatMul / FusedConv activation (ops/fused.h) applied to y[0..n) in place, with
    the parameters as the fused node's activation_params give them (p0: LeakyRelu alpha, Clip min,
