@@ -54,6 +54,11 @@ typedef struct ge_kernel {
      i and run never reads that input, so the constant's bytes need not stay resident for this
      step (a reclaimable weight, ir.h ge_tensor_evict). */
   uint32_t (*packed_inputs)(const void *state);
+  /* May be NULL.  Which implementation the prepared state runs, in a few words (a oneDNN
+     primitive's implementation name, "winograd F(4x4,3x3)", "reference fallback"), for
+     profiles (ge_cpu_kernel_name); NULL or "" when the family's name says it all.  The string
+     lives as long as the state. */
+  const char *(*describe)(const void *state);
 } ge_kernel;
 
 /* What a kernel sees at run time. */
@@ -98,6 +103,10 @@ const ge_kernel *ge_cpu_find_kernel(const char *domain, const char *name, int64_
    next candidate is tried.  Fast tables are `const ge_kernel_def ge_fast_kernels_<name>[]`. */
 size_t ge_cpu_find_kernels(const char *domain, const char *name, int64_t opset,
                            const ge_kernel **out, size_t cap);
+/* The name of the kernel k with prepared state `state`, for profiles: its family ("pgemm",
+   "stem", "onednn", "fast", "reference"), then what its describe hook says, if anything
+   ("onednn brgconv_1x1:avx512_core").  Written to buf (cut at cap). */
+void ge_cpu_kernel_name(const ge_kernel *k, const void *state, char *buf, size_t cap);
 
 /* ---------------------------------------------------------------- sequences and optionals
  * A run-time value that is not a tensor (a sequence of tensors, or an optional holding a

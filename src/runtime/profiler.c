@@ -253,6 +253,12 @@ ge_status ge_obs_run_end(ge_obs_run *r) {
       fprintf(o->fp, "\"ts\":%.3f,\"dur\":%.3f,\"pid\":%u,\"tid\":0,\"args\":{\"op\":\"", (double)e->start_ns / 1e3,
               (double)(e->end_ns - e->start_ns) / 1e3, o->pid);
       put_json_str(o->fp, n->op_type);
+      const ge_step *ps = &r->plan->steps[e->step];
+      char kname[128];
+      if (ps->view) snprintf(kname, sizeof kname, "view");
+      else ge_cpu_kernel_name(ps->k, ps->state, kname, sizeof kname);
+      fputs("\",\"kernel\":\"", o->fp);
+      put_json_str(o->fp, kname);
       fprintf(o->fp, "\",\"shapes\":%s,\"step\":%zu}}", e->shapes, e->step);
       ok = !ferror(o->fp);
     }

@@ -61,6 +61,9 @@ def test_trace_one_event_per_step(ge, small_model, tmp_path):
     for e in ev:
         assert e["tid"] == 0 and e["dur"] >= 0 and e["ts"] > 0
         assert e["args"]["shapes"] == [[2, 3]]
+        # the kernel that ran it: a family name first ("fast": element-wise on AVX-512;
+        # "reference": the portable kernels; "onednn ...": a primitive)
+        assert e["args"]["kernel"].split(" ")[0] in ("fast", "reference", "onednn"), e["args"]
     ts = [e["ts"] for e in ev]
     assert ts == sorted(ts)
     for a, b in zip(ev, ev[1:]):
@@ -130,6 +133,29 @@ def test_cli_profile(small_model, tmp_path):
     for op in ("Relu", "Mul", "Add", "Softmax"):
         assert op in r.stdout
     assert "total in kernels" in r.stdout
+    assert r.stdout.splitlines()[1].split()[:3] == ["op", "kernel", "calls"]
+
+
+def test_cli_profile_kernels(tmp_path):
+    """`ge profile` names the kernel of each step: on a CNN, the stem convolution, oneDNN's
+    primitives by their implementation names, and pgemm."""
+    models = os.environ.get("GE_MODELS", os.path.join(ROOT, "tests", "models", "out"))
+    model = os.path.join(models, "mobilenetv2.onnx")
+    if not os.path.isfile(model):
+        pytest.skip("%s is missing: run `make models`" % model)
+    trace = tmp_path / "t.json"
+    r = _cli("profile", model, "-o", str(trace), "--threads", "2")
+    assert r.returncode == 0, r.stderr
+    ev = _steps(json.loads(trace.read_text())["traceEvents"])
+    kernels = {e["args"]["kernel"] for e in ev}
+    families = {k.split(" ")[0] for k in kernels}
+    assert families <= {"pgemm", "stem", "onednn", "fast", "reference"}, kernels
+    if "avx512f" in open("/proc/cpuinfo").read():  # the fast kernels' processor
+        stem = [e for e in ev if e["args"]["kernel"] == "stem"]
+        assert len(stem) == 1 and stem[0]["args"]["shapes"] == [[1, 32, 112, 112]], stem
+        assert any(k.startswith("onednn ") and ":" in k for k in kernels), kernels  # "brgconv_1x1:avx512_core"
+        assert "pgemm" in families, kernels
+    assert "stem" in r.stdout or "avx512f" not in open("/proc/cpuinfo").read()
 
 
 def test_cli_bench(small_model):

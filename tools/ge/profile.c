@@ -9,14 +9,15 @@
 #define GE_PROFILE_TOP 15
 
 typedef struct op_total {
-  const char *op; /* points into the parsed trace */
+  const char *op, *kernel; /* point into the parsed trace */
   double us;
   size_t calls;
 } op_total;
 
 static int cmp_total(const void *a, const void *b) {
   const op_total *x = a, *y = b;
-  return x->us < y->us ? 1 : x->us > y->us ? -1 : strcmp(x->op, y->op);
+  int c = strcmp(x->op, y->op);
+  return x->us < y->us ? 1 : x->us > y->us ? -1 : c ? c : strcmp(x->kernel, y->kernel);
 }
 
 static char *read_file(const char *path) {
@@ -37,7 +38,7 @@ static char *read_file(const char *path) {
   return buf;
 }
 
-/* Sums the trace's "X" events by op; prints the ops that took longest. */
+/* Sums the trace's "X" events by op and kernel; prints those that took longest. */
 static int summarize(const char *path, int iters) {
   char *text = read_file(path);
   cJSON *root = text ? cJSON_Parse(text) : NULL;
@@ -61,11 +62,16 @@ static int summarize(const char *path, int iters) {
     const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
     const cJSON *op = args ? cJSON_GetObjectItemCaseSensitive(args, "op") : NULL;
+    const cJSON *kn = args ? cJSON_GetObjectItemCaseSensitive(args, "kernel") : NULL;
     if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") || !cJSON_IsNumber(dur) || !cJSON_IsString(op))
       continue;
-    size_t i = 0; /* distinct op types are few: a short linear search */
-    while (i < n && strcmp(t[i].op, op->valuestring)) i++;
-    if (i == n) t[n++].op = op->valuestring;
+    const char *kernel = cJSON_IsString(kn) ? kn->valuestring : "";
+    size_t i = 0; /* distinct (op, kernel) pairs are few: a short linear search */
+    while (i < n && (strcmp(t[i].op, op->valuestring) || strcmp(t[i].kernel, kernel))) i++;
+    if (i == n) {
+      t[n].op = op->valuestring;
+      t[n++].kernel = kernel;
+    }
     t[i].us += dur->valuedouble;
     t[i].calls++;
     all += dur->valuedouble;
@@ -73,11 +79,11 @@ static int summarize(const char *path, int iters) {
   }
   qsort(t, n, sizeof *t, cmp_total);
   printf("trace: %s (%zu events, %d run%s)\n", path, events, iters, iters == 1 ? "" : "s");
-  printf("%-24s %8s %12s %12s %7s\n", "op", "calls", "total ms", "mean us", "share");
+  printf("%-20s %-36s %7s %11s %10s %7s\n", "op", "kernel", "calls", "total ms", "mean us", "share");
   for (size_t i = 0; i < n && i < GE_PROFILE_TOP; i++)
-    printf("%-24s %8zu %12.3f %12.3f %6.1f%%\n", t[i].op, t[i].calls, t[i].us / 1e3,
+    printf("%-20s %-36s %7zu %11.3f %10.3f %6.1f%%\n", t[i].op, t[i].kernel, t[i].calls, t[i].us / 1e3,
            t[i].us / (double)t[i].calls, all > 0 ? 100.0 * t[i].us / all : 0.0);
-  if (n > GE_PROFILE_TOP) printf("(%zu more op types)\n", n - GE_PROFILE_TOP);
+  if (n > GE_PROFILE_TOP) printf("(%zu more op and kernel pairs)\n", n - GE_PROFILE_TOP);
   printf("total in kernels: %.3f ms\n", all / 1e3);
   free(t);
   cJSON_Delete(root);

@@ -1,4 +1,5 @@
 /* The CPU kernel registry: every family's table, looked up by (domain, name, opset). */
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/kernel.h"
@@ -45,16 +46,41 @@ extern const ge_kernel_def ge_fast_kernels_tf[];
 extern const ge_kernel_def ge_fast_kernels_ew_bcast[], ge_fast_kernels_ew[], ge_fast_kernels_move[],
     ge_fast_kernels_reduce[];
 
-/* Tried before the reference kernels, in this order. */
-static const ge_kernel_def *const fast_families[] = {
-    ge_fast_kernels_ew_bcast, /* fast/ew.c: only the broadcasts transformer.c does not fast-path */
-    ge_fast_kernels_tf, /* before oneDNN: small Softmax/LayerNorm rows need no OpenMP team */
-    ge_fast_kernels_pgemm, /* fast/pgemm.c: float32 MatMul with a weight, on AVX-512 */
-    ge_fast_kernels_stem,  /* fast/stem.c: a CNN's first convolution on its planar input */
-    ge_fast_kernels_dnnl,
-    ge_fast_kernels_fast,
-    ge_fast_kernels_ew, ge_fast_kernels_move, ge_fast_kernels_reduce, /* fast/ew.c, move.c, reduce.c */
+/* Tried before the reference kernels, in this order; name: the family in profiles
+   (ge_cpu_kernel_name). */
+static const struct {
+  const ge_kernel_def *table;
+  const char *name;
+} fast_families[] = {
+    {ge_fast_kernels_ew_bcast, "fast"}, /* fast/ew.c: only the broadcasts transformer.c does not fast-path */
+    {ge_fast_kernels_tf, "fast"},       /* before oneDNN: small Softmax/LayerNorm rows need no OpenMP team */
+    {ge_fast_kernels_pgemm, "pgemm"},   /* fast/pgemm.c: float32 MatMul with a weight, on AVX-512 */
+    {ge_fast_kernels_stem, "stem"},     /* fast/stem.c: a CNN's first convolution on its planar input */
+    {ge_fast_kernels_dnnl, "onednn"},
+    {ge_fast_kernels_fast, "fast"},
+    {ge_fast_kernels_ew, "fast"}, /* fast/ew.c, move.c, reduce.c */
+    {ge_fast_kernels_move, "fast"},
+    {ge_fast_kernels_reduce, "fast"},
 };
+
+static bool in_table(const ge_kernel_def *t, const ge_kernel *k) {
+  for (; t->name; t++)
+    if (&t->kernel == k) return true;
+  return false;
+}
+
+void ge_cpu_kernel_name(const ge_kernel *k, const void *state, char *buf, size_t cap) {
+  if (!buf || !cap) return;
+  const char *family = "reference";
+  for (size_t f = 0; k && f < sizeof fast_families / sizeof fast_families[0]; f++)
+    if (in_table(fast_families[f].table, k)) {
+      family = fast_families[f].name;
+      break;
+    }
+  const char *what = k && k->describe ? k->describe(state) : NULL;
+  if (what && *what) snprintf(buf, cap, "%s %s", family, what);
+  else snprintf(buf, cap, "%s", family);
+}
 
 static bool domain_eq(const char *a, const char *b) {
   if (!a || !strcmp(a, "ai.onnx")) a = "";
@@ -80,7 +106,7 @@ size_t ge_cpu_find_kernels(const char *domain, const char *name, int64_t opset,
                            const ge_kernel **out, size_t cap) {
   size_t n = 0;
   for (size_t f = 0; f < sizeof fast_families / sizeof fast_families[0]; f++)
-    for (const ge_kernel_def *k = fast_families[f]; k->name; k++)
+    for (const ge_kernel_def *k = fast_families[f].table; k->name; k++)
       if (n < cap && def_matches(k, domain, name, opset)) out[n++] = &k->kernel;
   const ge_kernel *ref = ge_cpu_find_kernel(domain, name, opset);
   if (ref && n < cap) out[n++] = ref;

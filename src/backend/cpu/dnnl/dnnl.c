@@ -931,16 +931,16 @@ static ge_status logsoftmax_prepare(const ge_prepare_ctx *p, void **state) { ret
 /* oneDNN primitives write their whole destination (a residual input is copied in first) */
 #define DN_K(prep)                                                                          \
   {.prepare = prep, .run = ge_dn_run, .release = ge_dn_release, .overwrites_outputs = true,      \
-   .packed_inputs = ge_dn_packed_inputs}
+   .packed_inputs = ge_dn_packed_inputs, .describe = ge_dn_describe}
 /* with a layout preference (compiler/layout.h) */
 #define DN_KL(prep, pref) \
   {.prepare = prep, .run = ge_dn_run, .release = ge_dn_release, .overwrites_outputs = true, .layout_pref = pref, \
-   .packed_inputs = ge_dn_packed_inputs}
+   .packed_inputs = ge_dn_packed_inputs, .describe = ge_dn_describe}
 
 /* MatMul / FusedMatMul: a ge_dn_mm16 state (dnnl_lowp.h) */
 #define DN_K16(prep, pref)                                                                          \
   {.prepare = prep, .run = ge_dn_mm16_run, .release = ge_dn_mm16_release, .overwrites_outputs = true, \
-   .layout_pref = pref, .packed_inputs = ge_dn_mm16_packed_inputs}
+   .layout_pref = pref, .packed_inputs = ge_dn_mm16_packed_inputs, .describe = ge_dn_mm16_describe}
 
 const ge_kernel_def ge_fast_kernels_dnnl[] = {
     {"", "Conv", 1, 0, DN_KL(conv_prepare, conv_layout_pref)},
@@ -960,17 +960,17 @@ const ge_kernel_def ge_fast_kernels_dnnl[] = {
        destination) before the primitive writes */
     {GE_FUSED_DOMAIN, "FusedConv", 1, 0, {.prepare = fconv_prepare, .run = ge_dn_run, .release = ge_dn_release, .overwrites_outputs = true,
                                     .inplace_inputs = 1u << 3, .layout_pref = fconv_layout_pref,
-                                    .packed_inputs = ge_dn_packed_inputs}},
+                                    .packed_inputs = ge_dn_packed_inputs, .describe = ge_dn_describe}},
     {GE_FUSED_DOMAIN, "FusedConvDw", 1, 0,
      {.prepare = ge_dn_convdw_prepare, .run = ge_dn_convdw_run, .release = ge_dn_convdw_release,
       .overwrites_outputs = true, .layout_pref = ge_dn_convdw_layout_pref,
-      .packed_inputs = ge_dn_convdw_packed_inputs}},
+      .packed_inputs = ge_dn_convdw_packed_inputs, .describe = ge_dn_convdw_describe}},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, DN_KL(fgemm_prepare, gemm_layout_pref)},
     {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K16(fmatmul_prepare, fmatmul_layout_pref)},
     /* bf16 only (dnnl_attn.c); float32 Attention declines to the fast kernel */
     {GE_FUSED_DOMAIN, "Attention", 1, 0,
      {.prepare = ge_dn_attn16_prepare, .run = ge_dn_attn16_run, .release = ge_dn_attn16_release,
-      .overwrites_outputs = true}},
+      .overwrites_outputs = true, .describe = ge_dn_attn16_describe}},
     {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, DN_K(ln_prepare)},
     {0},
 };

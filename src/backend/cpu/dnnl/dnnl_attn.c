@@ -39,6 +39,11 @@ typedef struct attn16 {
 
 static size_t a16_round(size_t n) { return (n + 63) / 64 * 64; }
 
+const char *ge_dn_attn16_describe(const void *state) {
+  const attn16 *a = state;
+  return a ? ge_dn_describe(a->qk) : NULL;
+}
+
 void ge_dn_attn16_release(void *state) {
   attn16 *a = state;
   if (!a) return;

@@ -237,6 +237,12 @@ uint32_t ge_dn_convdw_packed_inputs(const void *state) {
   return m;
 }
 
+const char *ge_dn_convdw_describe(const void *state) {
+  const cdw_state *s = state;
+  if (!s) return NULL;
+  return s->fb ? ge_dn_describe(s->fb) : "by bands";
+}
+
 typedef struct cdw_job {
   const cdw_state *s;
   const ge_kctx *ctx;

@@ -198,6 +198,11 @@ struct ge_dn_mm16 {
   uint16_t *buf;
 };
 
+const char *ge_dn_mm16_describe(const void *state) {
+  const ge_dn_mm16 *m = state;
+  return m ? ge_dn_describe(m->dn) : NULL;
+}
+
 ge_status ge_dn_mm16_wrap(const ge_prepare_ctx *p, ge_dn_state *dn, void **state) {
   ge_dn_mm16 *m = calloc(1, sizeof *m);
   if (!m || pthread_mutex_init(&m->mu, NULL) != 0) {

@@ -58,11 +58,13 @@ ge_status ge_dn_mm16_wrap(const ge_prepare_ctx *p, ge_dn_state *dn, void **state
 ge_status ge_dn_mm16_run(const void *state, ge_kctx *ctx);
 void ge_dn_mm16_release(void *state);
 uint32_t ge_dn_mm16_packed_inputs(const void *state);
+const char *ge_dn_mm16_describe(const void *state); /* the wrapped oneDNN state's */
 
 /* ai.ge::Attention computing in bf16 (dnnl_attn.c): declines unless the node is marked bf16
    and the processor has fast bf16. */
 ge_status ge_dn_attn16_prepare(const ge_prepare_ctx *p, void **state);
 ge_status ge_dn_attn16_run(const void *state, ge_kctx *ctx);
 void ge_dn_attn16_release(void *state);
+const char *ge_dn_attn16_describe(const void *state); /* "bf16 matmuls <QK^T's implementation>" */
 
 #endif

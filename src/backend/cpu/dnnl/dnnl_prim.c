@@ -389,6 +389,19 @@ void ge_dn_release(void *state) {
   free(s);
 }
 
+const char *ge_dn_describe(const void *state) {
+  const ge_dn_state *s = state;
+  if (!s) return NULL;
+  if (s->fb) return "reference, wrapped";
+  if (s->maxpool) return "ge max pool";
+  const_dnnl_primitive_desc_t pd = NULL;
+  const char *impl = NULL;
+  if (!s->prim || dnnl_primitive_get_primitive_desc(s->prim, &pd) != dnnl_success ||
+      dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
+    return NULL;
+  return impl;
+}
+
 uint32_t ge_dn_packed_inputs(const void *state) {
   const ge_dn_state *s = state;
   if (!s || s->fb) return 0;

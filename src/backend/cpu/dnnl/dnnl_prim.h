@@ -107,6 +107,10 @@ void ge_dn_release(void *state);
 /* ge_kernel.packed_inputs of the oneDNN kernels: the constant inputs packed at prepare (none
    for a state that runs a fallback kernel). */
 uint32_t ge_dn_packed_inputs(const void *state);
+/* ge_kernel.describe of the oneDNN kernels: the primitive's implementation name
+   ("brgconv_1x1:avx512_core"), "ge max pool" (dnnl_pool.c), or "reference, wrapped" (a node
+   oneDNN did not take, run by the reference kernel between layout conversions). */
+const char *ge_dn_describe(const void *state);
 /* Called once a prepare has succeeded: a packed constant input whose only reader in the
    graph is this node (and that no one else pins) has its original bytes dropped from memory
    (ge_tensor_evict_packed; a reclaimable weight is read back from its file when pinned). */
@@ -131,6 +135,7 @@ ge_status ge_dn_convdw_run(const void *state, ge_kctx *ctx);
 void ge_dn_convdw_release(void *state);
 void ge_dn_convdw_layout_pref(const ge_prepare_ctx *p, uint8_t *in, uint8_t *out);
 uint32_t ge_dn_convdw_packed_inputs(const void *state);
+const char *ge_dn_convdw_describe(const void *state);
 
 /* True when every present input and output is float32 and input 0 has a static shape. */
 bool ge_dn_static_f32(const ge_prepare_ctx *p);

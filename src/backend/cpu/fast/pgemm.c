@@ -1004,11 +1004,19 @@ static void pg_release(void *state) {
 /* B (input 1) lives packed in the state */
 static uint32_t pg_packed_inputs(const void *state) { return state ? 1u << 1 : 0; }
 
+static const char *pg_describe(const void *state) {
+  const pg_state *s = state;
+  if (!s) return NULL;
+  if (s->bp16) return s->im2col ? "amx bf16, gathered taps" : "amx bf16";
+  if (s->wino) return s->wm == 4 ? "winograd F(4x4,3x3)" : "winograd F(2x2,3x3)";
+  return s->im2col ? "gathered taps" : NULL;
+}
+
 /* every op the same kernel; FusedConv's residual (input 3) may be the output's buffer: each
    block reads it before writing */
 #define PG_KERNEL(inplace)                                                                       \
   {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,     \
-   .inplace_inputs = (inplace), .packed_inputs = pg_packed_inputs}
+   .inplace_inputs = (inplace), .packed_inputs = pg_packed_inputs, .describe = pg_describe}
 const ge_kernel_def ge_fast_kernels_pgemm[] = {
     {"", "MatMul", 1, 0, PG_KERNEL(0)},
     {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, PG_KERNEL(0)},
