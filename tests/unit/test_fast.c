@@ -560,6 +560,34 @@ static ge_tensor *permute4(const ge_tensor *t, const int32_t *perm) {
   return o;
 }
 
+/* Runs the prepared convolution kernel k (state fs) of node o on `in` at 1-3 threads into a
+   channels-last [N, oh, ow, K] output (filled with NaN first: every element must be written) and
+   compares it, back in plain order, with want: |got - want| <= atol + rtol |want|. */
+static void check_conv_nhwc(const ge_kernel *k, void *fs, const one_node *o, ge_tensor *const *in, size_t n_in,
+                            const ge_tensor *want, int64_t N, int64_t oh, int64_t ow, int64_t K, double atol,
+                            double rtol, const char *what) {
+  int64_t yd[4] = {N, oh, ow, K};
+  static const int32_t to_nchw[4] = {0, 3, 1, 2};
+  for (int threads = 1; threads <= 3; threads++) {
+    ge_tensor *y = NULL;
+    assert_int_equal(ge_tensor_create(GE_F32, yd, 4, &y), GE_OK);
+    memset(y->data, 0xff, y->numel * sizeof(float));
+    ge_kctx kc = {.node = o->nd, .n_in = n_in, .n_out = 1, .in = in, .out = &y, .threads = threads};
+    ge_status st = k->run(fs, &kc);
+    if (st != GE_OK) fprintf(stderr, "%s run: %s\n", what, ge_last_error());
+    assert_int_equal(st, GE_OK);
+    ge_tensor *got = permute4(y, to_nchw);
+    const float *a = got->data, *b = want->data;
+    assert_int_equal(got->numel, want->numel);
+    for (size_t i = 0; i < want->numel; i++)
+      if (!(fabs((double)a[i] - b[i]) <= atol + rtol * fabs((double)b[i])))
+        fail_msg("%s N=%lld %lldx%lld K=%lld threads %d: element %zu: %.7g, reference %.7g", what, (long long)N,
+                 (long long)oh, (long long)ow, (long long)K, threads, i, a[i], b[i]);
+    ge_tensor_free(got);
+    ge_tensor_free(y);
+  }
+}
+
 /* layout attribute: stored [B, S, H, D] operands against the plain op on the transposed ones
    (reference kernel), and the fast kernels against the reference with the layout */
 static void attn_layout_case(int64_t B, int64_t H, int64_t M, int64_t N, int64_t D, int64_t Dv, unsigned layout,
@@ -862,7 +890,7 @@ static void wino_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, con
   one_node_build(&o, op, at, na, plain, n_in);
   o.ins[1].value = plain[1];
   ge_tensor *want = one_node_ref(&o, plain, n_in, 1);
-  static const int32_t to_nhwc[4] = {0, 2, 3, 1}, to_nchw[4] = {0, 3, 1, 2};
+  static const int32_t to_nhwc[4] = {0, 2, 3, 1};
   ge_tensor *stored[4] = {permute4(plain[0], to_nhwc), plain[1], plain[2], sum ? permute4(plain[3], to_nhwc) : NULL};
   const ge_kernel *cand[8];
   size_t nc = ge_cpu_find_kernels(o.nd->domain, o.nd->op_type, o.nd->opset, cand, 8);
@@ -878,31 +906,15 @@ static void wino_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, con
     assert_int_equal(st, GE_ERR_UNSUPPORTED);
   } else {
     if (st != GE_OK) fail_msg("%s %lldx%lld: the fast kernel declines: %s", op, (long long)oh, (long long)ow, ge_last_error());
-    int64_t yd[4] = {N, oh, ow, K};
     /* F(2x2) rounds about as the direct sum does; F(4x4), taken from 400 output pixels on, up
        to about 1e-4 of the outputs' root mean square (its transforms multiply by up to 8 and
        25: measured 8e-5 at most over these cases), as oneDNN's F(4x4) does */
     double ms = 0;
     for (size_t i = 0; i < want->numel; i++) ms += (double)((const float *)want->data)[i] * ((const float *)want->data)[i];
     double tol = oh * ow >= 400 ? 2e-4 * sqrt(ms / (double)want->numel) : 3e-5;
-    for (int threads = 1; threads <= 3; threads++) {
-      ge_tensor *y = NULL;
-      assert_int_equal(ge_tensor_create(GE_F32, yd, 4, &y), GE_OK);
-      ge_kctx kc = {.node = o.nd, .n_in = n_in, .n_out = 1, .in = stored, .out = &y, .threads = threads};
-      st = cand[0]->run(fs, &kc);
-      if (st != GE_OK) fprintf(stderr, "winograd run: %s\n", ge_last_error());
-      assert_int_equal(st, GE_OK);
-      ge_tensor *got = permute4(y, to_nchw);
-      const float *a = got->data, *b = want->data;
-      assert_int_equal(got->numel, want->numel);
-      for (size_t i = 0; i < want->numel; i++)
-        if (!(fabs((double)a[i] - b[i]) <= tol + 3e-5 * fabs((double)b[i])))
-          fail_msg("%s %s N=%lld C=%lld %lldx%lld K=%lld threads %d: element %zu: %.7g, reference %.7g", op,
-                   act ? act : "", (long long)N, (long long)C, (long long)oh, (long long)ow, (long long)K, threads, i,
-                   a[i], b[i]);
-      ge_tensor_free(got);
-      ge_tensor_free(y);
-    }
+    char what[96];
+    snprintf(what, sizeof what, "winograd %s %s C=%lld", op, act ? act : "", (long long)C);
+    check_conv_nhwc(cand[0], fs, &o, stored, n_in, want, N, oh, ow, K, tol, 3e-5, what);
   }
   if (fs && cand[0]->release) cand[0]->release(fs);
   ge_tensor_free(want);
@@ -983,27 +995,9 @@ static void stem_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, con
     assert_int_equal(st, GE_ERR_UNSUPPORTED);
   } else {
     if (st != GE_OK) fail_msg("%s C=%lld M=%lld: the stem kernel declines: %s", op, (long long)C, (long long)M, ge_last_error());
-    int64_t yd[4] = {N, oh, ow, M};
-    static const int32_t to_nchw[4] = {0, 3, 1, 2};
-    for (int threads = 1; threads <= 3; threads++) {
-      ge_tensor *y = NULL;
-      assert_int_equal(ge_tensor_create(GE_F32, yd, 4, &y), GE_OK);
-      memset(y->data, 0xff, y->numel * sizeof(float)); /* NaN: every element must be written */
-      ge_kctx kc = {.node = o.nd, .n_in = n_in, .n_out = 1, .in = in, .out = &y, .threads = threads};
-      st = cand[1]->run(fs, &kc);
-      if (st != GE_OK) fprintf(stderr, "stem run: %s\n", ge_last_error());
-      assert_int_equal(st, GE_OK);
-      ge_tensor *got = permute4(y, to_nchw);
-      const float *a = got->data, *b = want->data;
-      assert_int_equal(got->numel, want->numel);
-      for (size_t i = 0; i < want->numel; i++)
-        if (!(fabs((double)a[i] - b[i]) <= 2e-6 + 2e-6 * fabs((double)b[i])))
-          fail_msg("%s %s N=%lld C=%lld %lldx%lld M=%lld threads %d: element %zu: %.7g, reference %.7g", op,
-                   act ? act : "", (long long)N, (long long)C, (long long)oh, (long long)ow, (long long)M, threads, i,
-                   a[i], b[i]);
-      ge_tensor_free(got);
-      ge_tensor_free(y);
-    }
+    char what[96];
+    snprintf(what, sizeof what, "stem %s %s C=%lld", op, act ? act : "", (long long)C);
+    check_conv_nhwc(cand[1], fs, &o, in, n_in, want, N, oh, ow, M, 2e-6, 2e-6, what);
   }
   if (fs && cand[1]->release) cand[1]->release(fs);
   ge_tensor_free(want);
