@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """ge's demo: the main job on an embedded default model.
 
-    .venv/bin/python scripts/demo.py --ge build/ge --out build/demo [--iters N] [--threads N]
+    .venv/bin/python scripts/demo.py --ge build/ge --out build/demo [--rounds N] [--iters N] [--threads N]
 
 1. Makes the model: ResNet-50 (random seeded weights) through scripts/gen_models.sh into
    tests/models/out when it is absent; if torch is unavailable, a small CNN built with
    onnx.helper instead.
 2. Runs it with the `ge` CLI (`ge run`) and with onnxruntime on the same input.
 3. Prints the output check (max abs diff; allclose at rtol 1e-3, atol 1e-4: PASS/FAIL), the
-   median latency of ge and of onnxruntime over N runs, and the peak RSS of a `ge run`
-   process and of an onnxruntime process.
+   latency of ge and of onnxruntime in this process, taking turns (--rounds turns of --iters
+   runs each, alternating which goes first, a short pause between turns): each engine's
+   median run and the median over rounds of ge's turn / onnxruntime's turn, and the peak RSS
+   of a `ge run` process and of an onnxruntime process.  A one-block timing of each engine
+   swung by 2x on a shared machine; turns let a noisy neighbour weigh on both alike (as
+   bench/bench.py does, which is where speed is measured).
 Exits non-zero on a FAIL or when a step fails.
 """
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -156,11 +159,34 @@ s.run(None, feeds)
 """
 
 
-def ge_latency_python(path, feeds, threads, iters):
+def ge_session_python(path, threads):
     sys.path.insert(0, os.path.join(ROOT, "python"))
     import ge
-    sess = ge.InferenceSession(path, threads=threads)
-    return time_runs(lambda: sess.run(None, feeds), iters)
+    return ge.InferenceSession(path, threads=threads)
+
+
+def paired_latency(runs, rounds, iters):
+    """runs: {engine: fn}.  Rounds of turns, one per engine, in alternating order: a turn is one
+    untimed run, then `iters` timed ones, after a 50 ms pause (idle OpenMP threads stop
+    spinning).  Returns {engine: median run ms} and the median over rounds of the first
+    engine's median turn / the second's."""
+    names = list(runs)
+    times = {n: [] for n in names}
+    ratios = []
+    for k in range(rounds):
+        turn = {}
+        for n in (names if k % 2 == 0 else names[::-1]):
+            time.sleep(0.05)
+            runs[n]()
+            t = []
+            for _ in range(iters):
+                t0 = time.perf_counter()
+                runs[n]()
+                t.append((time.perf_counter() - t0) * 1e3)
+            times[n] += t
+            turn[n] = statistics.median(t)
+        ratios.append(turn[names[0]] / turn[names[1]])
+    return {n: statistics.median(v) for n, v in times.items()}, statistics.median(ratios)
 
 
 def main():
@@ -170,7 +196,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "demo"), help="work folder")
     ap.add_argument("--models", default=os.path.join(ROOT, "tests", "models", "out"),
                     help="where scripts/gen_models.sh puts the model")
-    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=10, help="turns of each engine (latency)")
+    ap.add_argument("--iters", type=int, default=3, help="timed runs a turn")
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -217,19 +244,16 @@ def main():
         max_diff = max(max_diff, d)
         ok = ok and bool(np.allclose(got, ref[n], rtol=RTOL, atol=ATOL))
 
-    # 3. latency: `ge run --iters N` when the CLI reports a median, else the Python package
-    ge_ms, how = None, None
-    rc, text, _ = run_measured(cmd + ["--iters", str(a.iters)])
-    m = re.search(r"median[^0-9\n]*([0-9]+(?:\.[0-9]+)?)\s*ms", text, re.I) if rc == 0 else None
-    if m:
-        ge_ms, how = float(m.group(1)), "ge run --iters %d" % a.iters
-    else:
-        try:
-            ge_ms = ge_latency_python(path, feeds, a.threads, a.iters)
-            how = "ge.InferenceSession, %d runs" % a.iters
-        except Exception as e:  # report, but the check above stands
-            log("could not time ge through the Python package: %s" % e)
-    ort_ms = time_runs(lambda: sess.run(None, feeds), a.iters)
+    # 3. latency: ge (the Python package) and onnxruntime taking turns in this process
+    ge_ms = ratio = None
+    try:
+        ge_sess = ge_session_python(path, a.threads)
+        med, ratio = paired_latency({"ge": lambda: ge_sess.run(None, feeds),
+                                     "ort": lambda: sess.run(None, feeds)}, a.rounds, a.iters)
+        ge_ms, ort_ms = med["ge"], med["ort"]
+    except Exception as e:  # report, but the check above stands
+        log("could not time ge through the Python package: %s" % e)
+        ort_ms = time_runs(lambda: sess.run(None, feeds), a.iters * a.rounds)
 
     # 4. onnxruntime's peak RSS in its own process
     rc, text, ort_rss = run_measured([sys.executable, "-c", ORT_RSS_SNIPPET, path,
@@ -244,7 +268,8 @@ def main():
         max_diff, RTOL, ATOL, "PASS" if ok else "FAIL"))
     if ge_ms is not None:
         print("latency        ge %.2f ms   onnxruntime %.2f ms   ge/ort %.2f   "
-              "(median, %d threads; ge via %s)" % (ge_ms, ort_ms, ge_ms / ort_ms, a.threads, how))
+              "(medians, %d threads; ge/ort: the median over %d rounds of paired turns of %d runs; "
+              "`make bench` measures speed)" % (ge_ms, ort_ms, ratio, a.threads, a.rounds, a.iters))
     else:
         print("latency        ge n/a   onnxruntime %.2f ms (median, %d threads)" % (ort_ms, a.threads))
     print("peak RSS       ge run %.1f MiB   onnxruntime %.1f MiB   ge/ort %.2f" % (
