@@ -55,7 +55,7 @@ typedef struct ge_kernel {
      step (a reclaimable weight, ir.h ge_tensor_evict). */
   uint32_t (*packed_inputs)(const void *state);
   /* May be NULL.  Which implementation the prepared state runs, in a few words (a oneDNN
-     primitive's implementation name, "winograd F(4x4,3x3)", "reference fallback"), for
+     primitive's implementation name, "winograd F(4x4,3x3)", "reference, wrapped"), for
      profiles (ge_cpu_kernel_name); NULL or "" when the family's name says it all.  The string
      lives as long as the state. */
   const char *(*describe)(const void *state);

@@ -65,6 +65,6 @@ const char *ge_dn_mm16_describe(const void *state); /* the wrapped oneDNN state'
 ge_status ge_dn_attn16_prepare(const ge_prepare_ctx *p, void **state);
 ge_status ge_dn_attn16_run(const void *state, ge_kctx *ctx);
 void ge_dn_attn16_release(void *state);
-const char *ge_dn_attn16_describe(const void *state); /* "bf16 matmuls <QK^T's implementation>" */
+const char *ge_dn_attn16_describe(const void *state); /* its QK^T matmul's oneDNN implementation */
 
 #endif
