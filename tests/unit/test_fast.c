@@ -873,6 +873,19 @@ static void gemm_case(const char *op, int64_t M, int64_t K, int64_t N, int64_t t
    threads.  pads: top, left, bottom, right.  act NULL: a plain Conv (with a bias); else a
    FusedConv with that activation (NULL name "": none) and, with sum, a residual.  expect: whether
    the fast kernel must take it (on AVX-512; else it must decline). */
+/* A Conv (act NULL) or FusedConv with activation act ("" none; ap: its nap parameters) over `in`,
+   its weight (input 1) a constant, with the na attributes at (room for two more): builds o,
+   returns the reference kernel's output and the op's name in *op. */
+static ge_tensor *conv_node_ref(one_node *o, ge_attr *at, size_t na, const char *act, const float *ap, size_t nap,
+                                ge_tensor *const *in, size_t n_in, const char **op) {
+  if (act && *act) at[na++] = (ge_attr)GE_ATTR_STRING("activation", act);
+  if (act && nap) at[na++] = (ge_attr)GE_ATTR_FLOATS("activation_params", ap, nap);
+  *op = act ? "ai.ge::FusedConv" : "Conv";
+  one_node_build(o, *op, at, na, in, n_in);
+  o->ins[1].value = in[1];
+  return one_node_ref(o, in, n_in, 1);
+}
+
 static bool wino_off; /* prepare as with ge.exec.disableWinograd=1 */
 
 static void wino_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, const int64_t *pads, const char *act,
@@ -882,14 +895,9 @@ static void wino_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, con
   ge_tensor *plain[4] = {rand_t(xd, 4, 1.f), rand_t(wd, 4, 0.2f), rand_t(bd, 1, 0.5f), sum ? rand_t(sd, 4, 1.f) : NULL};
   size_t n_in = sum ? 4 : 3;
   ge_attr at[3] = {GE_ATTR_INTS("pads", pads, 4)};
-  size_t na = 1;
-  if (act && *act) at[na++] = (ge_attr)GE_ATTR_STRING("activation", act);
-  if (act && nap) at[na++] = (ge_attr)GE_ATTR_FLOATS("activation_params", ap, nap);
-  const char *op = act ? "ai.ge::FusedConv" : "Conv";
+  const char *op;
   one_node o;
-  one_node_build(&o, op, at, na, plain, n_in);
-  o.ins[1].value = plain[1];
-  ge_tensor *want = one_node_ref(&o, plain, n_in, 1);
+  ge_tensor *want = conv_node_ref(&o, at, 1, act, ap, nap, plain, n_in, &op);
   static const int32_t to_nhwc[4] = {0, 2, 3, 1};
   ge_tensor *stored[4] = {permute4(plain[0], to_nhwc), plain[1], plain[2], sum ? permute4(plain[3], to_nhwc) : NULL};
   const ge_kernel *cand[8];
@@ -972,15 +980,10 @@ static void stem_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, con
   int64_t xd[4] = {N, C, H, W}, wd[4] = {M, C, win[0], win[1]}, bd[1] = {M};
   ge_tensor *in[3] = {rand_t(xd, 4, 1.f), rand_t(wd, 4, 0.3f), bias ? rand_t(bd, 1, 0.5f) : NULL};
   size_t n_in = bias ? 3 : 2;
-  ge_attr at[6] = {GE_ATTR_INTS("pads", pads, 4), GE_ATTR_INTS("strides", st_, 2), GE_ATTR_INTS("dilations", dil, 2)};
-  size_t na = 3;
-  if (act && *act) at[na++] = (ge_attr)GE_ATTR_STRING("activation", act);
-  if (act && nap) at[na++] = (ge_attr)GE_ATTR_FLOATS("activation_params", ap, nap);
-  const char *op = act ? "ai.ge::FusedConv" : "Conv";
+  ge_attr at[5] = {GE_ATTR_INTS("pads", pads, 4), GE_ATTR_INTS("strides", st_, 2), GE_ATTR_INTS("dilations", dil, 2)};
+  const char *op;
   one_node o;
-  one_node_build(&o, op, at, na, in, n_in);
-  o.ins[1].value = in[1];
-  ge_tensor *want = one_node_ref(&o, in, n_in, 1);
+  ge_tensor *want = conv_node_ref(&o, at, 3, act, ap, nap, in, n_in, &op);
   const ge_kernel *cand[8];
   size_t nc = ge_cpu_find_kernels(o.nd->domain, o.nd->op_type, o.nd->opset, cand, 8);
   assert_true(nc >= 3);
