@@ -19,8 +19,8 @@
  * ungrouped, a constant weight of at most ST_MAX_C input channels, ST_MAX_M output channels and
  * ST_MAX_TAPS window taps, the input plain and the output channels-last, no residual input.  A
  * larger window stays with oneDNN: ResNet-50's 7 x 7 stem (64 channels) took 1.77-1.85 ms here
- * against oneDNN's 1.42-1.53 at 1 thread (scratch benchmark), and a 5 x 5 one 0.51-0.53 against
- * 0.43. */
+ * against oneDNN's 1.42-1.53 at 1 thread (scratch benchmark), and a 5 x 5 one 0.51-0.59 against
+ * 0.43-0.49 (oneDNN timed with a copy of the image to channels-last). */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3") /* the block's pixel loops unroll into registers */
 #endif
