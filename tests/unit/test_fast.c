@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_dispatch.h"
 #include "backend/cpu/dnnl/dnnl_layout.h"
 #include "backend/cpu/dnnl/dnnl_lowp.h"
 #include "backend/cpu/dnnl/dnnl_pool.h"
@@ -849,7 +850,7 @@ static void pgemm_case(const char *op, int64_t b0, int64_t M, int64_t K, int64_t
   if (np) at[na++] = GE_ATTR_FLOATS("activation_params", params, np);
   bool fused = strstr(op, "Fused") != NULL;
   /* the packed kernel (tried first) must take these where the processor has AVX-512 */
-  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  bool avx512 = ge_cpu_avx512_fma();
   check_fast_op_c(op, at, na, in, fused ? 3 : 2, 2e-5, 1u << 1, avx512);
   for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
 }
@@ -863,7 +864,7 @@ static void gemm_case(const char *op, int64_t M, int64_t K, int64_t N, int64_t t
   ge_attr at[4] = {GE_ATTR_INT("transB", trans_b), GE_ATTR_FLOAT("alpha", alpha), GE_ATTR_FLOAT("beta", beta)};
   size_t na = 3;
   if (act) at[na++] = GE_ATTR_STRING("activation", act);
-  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  bool avx512 = ge_cpu_avx512_fma();
   check_fast_op_c(op, at, na, in, 3, 2e-5, (1u << 1) | (c_const ? 1u << 2 : 0u), avx512);
   for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
 }
@@ -909,7 +910,7 @@ static void wino_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, con
                        .no_winograd = wino_off};
   void *fs = NULL;
   ge_status st = cand[0]->prepare(&pc, &fs); /* fast/pgemm.c: the first Conv candidate */
-  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  bool avx512 = ge_cpu_avx512_fma();
   if (!expect || !avx512) {
     assert_int_equal(st, GE_ERR_UNSUPPORTED);
   } else {
@@ -993,7 +994,7 @@ static void stem_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, con
   void *fs = NULL;
   assert_int_equal(cand[0]->prepare(&pc, &fs), GE_ERR_UNSUPPORTED); /* pgemm: channels-last operands only */
   ge_status st = cand[1]->prepare(&pc, &fs);
-  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  bool avx512 = ge_cpu_avx512_fma();
   if (!expect || !avx512) {
     assert_int_equal(st, GE_ERR_UNSUPPORTED);
   } else {
@@ -1078,7 +1079,7 @@ static void test_fast_pgemm(void **unused) {
     bias[48] = -30.f;
     ge_attr at[1] = {GE_ATTR_STRING("activation", gelus[g])};
     check_fast_op_c("ai.ge::FusedMatMul", at, 1, in, 3, 2e-5, 1u << 1,
-                    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"));
+                    ge_cpu_avx512_fma());
     for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
   }
   gemm_case("Gemm", 9, 40, 50, 1, 1.f, 1.f, false, false, NULL);

@@ -26,6 +26,17 @@
 #define GE_IVDEP
 #endif
 
+/* The processor has AVX-512 F and FMA: what pgemm's and the stem convolution's float32
+   micro-kernels (target "avx512f,fma") need. */
+static inline bool ge_cpu_avx512_fma(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
 /* The processor has AVX-512 F, BW and VL: what ge's AVX-512 kernels written with intrinsics
    on 8/16-bit lanes and 256-bit halves are compiled for.  The processor's own answer, whatever
    oneDNN's ISA ceiling (ONEDNN_MAX_CPU_ISA). */

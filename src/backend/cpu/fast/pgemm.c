@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_dispatch.h"
 #include "backend/cpu/dnnl/dnnl_lowp.h"
 #include "backend/cpu/fast/fast_amx.h"
 #include "backend/cpu/fast/fast_kernels.h"
@@ -98,14 +99,6 @@ typedef struct pg_state {
 
 /* Rows of C as stored: a Winograd convolution's output pixels (its M counts tiles), else M. */
 static size_t out_rows(const pg_state *s) { return s->wino ? (size_t)(s->n * s->oh * s->ow) : s->M; }
-
-static bool cpu_ok(void) {
-#if PG_X86
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
 
 /* ------------------------------------------------------------------ packing */
 
@@ -837,7 +830,7 @@ static bool pack_taps(const pg_state *g, const float *w, size_t K, size_t N, flo
 static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   const char *op = p->node->op_type;
   bool conv = strstr(op, "Conv") != NULL, gemm = strstr(op, "Gemm") != NULL, fused = !strncmp(op, "Fused", 5);
-  if (!cpu_ok()) return decline(p, "needs AVX-512");
+  if (!ge_cpu_avx512_fma()) return decline(p, "needs AVX-512");
   /* a node marked bf16 where the processor has no bf16 compute runs in float32 (dnnl_lowp.c), as
      in the float32 mode: then here too, so that the fallback gives the float32 mode's results.
      One that computes in bf16 runs on AMX here (fast/amx.c): the matmul forms, and every

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_dispatch.h"
 #include "backend/cpu/dnnl/dnnl_lowp.h"
 #include "backend/cpu/fast/fast_kernels.h"
 #include "backend/cpu/fast/fast_ops.h"
@@ -64,11 +65,7 @@ static ge_status decline(const ge_prepare_ctx *p, const char *why) {
 }
 
 static ge_status st_prepare(const ge_prepare_ctx *p, void **state) {
-#if ST_X86
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("fma")) return decline(p, "needs AVX-512");
-#else
-  return decline(p, "needs AVX-512");
-#endif
+  if (!ge_cpu_avx512_fma()) return decline(p, "needs AVX-512");
   if (ge_dn_lowp_dt(p) != dnnl_f32) return decline(p, "a reduced-precision node");
   if (p->n_in > 3 && p->in[3].present) return decline(p, "a residual input");
   if (p->n_out != 1 || p->out[0].dtype != GE_F32 || ge_fo_in_dtype(p, 0) != GE_F32 ||
