@@ -28,14 +28,6 @@
 #include "passes/pass.h"
 #include "passes/pass_util.h"
 
-static bool is_conv(const ge_edit *e, int32_t p) {
-  if (p < 0 || e->dead[p]) return false;
-  const ge_node *n = &e->g->nodes[p];
-  if (ge_edit_is_op(e, p, "Conv")) return true;
-  return !strcmp(n->domain, GE_FUSED_DOMAIN) && !strcmp(n->op_type, "FusedConv") &&
-         (n->n_inputs < 4 || n->inputs[3] < 0);
-}
-
 /* Conv node ni's window attributes (ge_nn_win_parse / resolve, as the kernels read them) and
    its constant 2-D weight; its bias, if any, constant too.  NULL when any of that is missing. */
 static const ge_tensor *conv_attrs(const ge_edit *e, int32_t ni, ge_nn_win_attrs *at) {
@@ -77,15 +69,9 @@ static const ge_shape *image(const ge_edit *e, int32_t v) {
   return s;
 }
 
-static bool listed(const ge_pass_config *cfg) {
-  for (size_t i = 0; cfg && i < cfg->n_enable; i++)
-    if (!strcmp(cfg->enable[i], "conv_dw")) return true;
-  return false;
-}
-
 ge_status ge_pass_conv_dw(ge_graph *g, ge_pass_ctx *c, bool *changed) {
   if (c->cfg && c->cfg->precision >= GE_PRECISION_FP32_TO_BF16) return GE_OK;
-  bool always = listed(c->cfg);
+  bool always = c->cfg && ge_pass_config_enables(c->cfg, "conv_dw");
   int threads = c->cfg && c->cfg->threads > 0 ? c->cfg->threads : 1;
   size_t l2 = ge_l2_cache_bytes();
   ge_edit e;
@@ -94,13 +80,13 @@ ge_status ge_pass_conv_dw(ge_graph *g, ge_pass_ctx *c, bool *changed) {
   size_t n0 = g->n_nodes;
   for (size_t di = 0; di < n0 && st == GE_OK; di++) {
     int32_t d = (int32_t)di;
-    if (!is_conv(&e, d)) continue;
+    if (!ge_pu_conv_no_sum(&e, d)) continue;
     const ge_node *dn = &g->nodes[d];
     if (dn->n_inputs < 2 || dn->inputs[0] < 0 || dn->n_outputs < 1 || dn->outputs[0] < 0) continue;
     if (ge_node_attr(dn, GE_PRECISION_ATTR)) continue;
     int32_t mid = dn->inputs[0], y = dn->outputs[0];
     int32_t p = ge_edit_producer(&e, mid);
-    if (!is_conv(&e, p) || !ge_edit_single_use(&e, mid)) continue;
+    if (!ge_pu_conv_no_sum(&e, p) || !ge_edit_single_use(&e, mid)) continue;
     const ge_node *pn = &g->nodes[p];
     if (pn->n_outputs < 1 || pn->outputs[0] != mid || pn->inputs[0] < 0 || ge_node_attr(pn, GE_PRECISION_ATTR))
       continue;

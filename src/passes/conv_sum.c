@@ -7,11 +7,9 @@
 #include "passes/pass.h"
 #include "passes/pass_util.h"
 
+/* a Conv, or a FusedConv with neither a residual nor an activation (the sum comes before it) */
 static bool conv_like(const ge_edit *e, int32_t p) {
-  if (ge_edit_is_op(e, p, "Conv")) return true;
-  const ge_node *n = &e->g->nodes[p];
-  return !e->dead[p] && !strcmp(n->domain, "ai.ge") && !strcmp(n->op_type, "FusedConv") &&
-         !ge_node_attr_string(n, "activation", "")[0] && (n->n_inputs < 4 || n->inputs[3] < 0);
+  return ge_pu_conv_no_sum(e, p) && !ge_node_attr_string(&e->g->nodes[p], "activation", "")[0];
 }
 
 ge_status ge_pass_conv_sum(ge_graph *g, ge_pass_ctx *c, bool *changed) {

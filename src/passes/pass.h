@@ -84,6 +84,9 @@ void ge_pass_config_init(ge_pass_config *cfg, int level);
    disabled (enable false) or enabled list.  GE_ERR_INVALID_ARGUMENT naming an unknown pass. */
 ge_status ge_pass_config_add_list(ge_pass_config *cfg, bool enable, const char *csv);
 void ge_pass_config_clear(ge_pass_config *cfg);
+/* Whether ge.passes.enable lists the pass `name` (it then runs at every level, and passes that
+   weigh a gain, such as conv_dw, take every case they can). */
+bool ge_pass_config_enables(const ge_pass_config *cfg, const char *name);
 
 /* The pass table. */
 size_t ge_pass_count(void);

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "ops/fused.h"
 #include "passes/graph_edit.h"
 
 static inline bool ge_pu_is_f32(const ge_edit *e, int32_t v) {
@@ -41,5 +42,14 @@ static inline bool ge_pu_const_all(const ge_edit *e, int32_t v, double x) {
 
 /* The other input of a binary node (slot 0/1). */
 static inline int32_t ge_pu_other(const ge_node *n, size_t slot) { return n->inputs[slot ? 0 : 1]; }
+
+/* Node p (live) is an ONNX Conv or an ai.ge::FusedConv without a residual input (its Sum). */
+static inline bool ge_pu_conv_no_sum(const ge_edit *e, int32_t p) {
+  if (ge_edit_is_op(e, p, "Conv")) return true;
+  if (p < 0 || (size_t)p >= e->g->n_nodes || e->dead[p]) return false;
+  const ge_node *n = &e->g->nodes[p];
+  return !strcmp(n->domain, GE_FUSED_DOMAIN) && !strcmp(n->op_type, "FusedConv") &&
+         (n->n_inputs < 4 || n->inputs[3] < 0);
+}
 
 #endif

@@ -92,9 +92,13 @@ static bool listed(char *const *arr, size_t n, const char *name) {
   return false;
 }
 
+bool ge_pass_config_enables(const ge_pass_config *cfg, const char *name) {
+  return listed(cfg->enable, cfg->n_enable, name);
+}
+
 static bool pass_enabled(const ge_pass_config *cfg, const ge_pass *p) {
   if (listed(cfg->disable, cfg->n_disable, p->name)) return false;
-  if (listed(cfg->enable, cfg->n_enable, p->name)) return true;
+  if (ge_pass_config_enables(cfg, p->name)) return true;
   if (p->min_level == 0) return cfg->precision >= GE_PRECISION_FP32_TO_BF16; /* the precision pass */
   /* training graphs keep their structure: only the level-1 cleanups run unless forced */
   if (cfg->training && p->min_level >= 2) return false;
