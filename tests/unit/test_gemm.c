@@ -204,12 +204,14 @@ static void test_parallel_for(void **state) {
 }
 
 /* ge_parallel_steal: every item once, claims within one unit, `next` an item of [0, n); and
-   a share whose owner is slow is finished by the other threads. */
+   a share whose owner is slow is finished by the other threads, also its last unit when a
+   tail is given. */
 typedef struct steal_rec {
   int *runs;          /* per item: times run */
   pthread_t *by;      /* per item: the thread that ran it */
   size_t n, unit;
   int bad;            /* claims that crossed a unit, or a `next` out of range */
+  size_t longest;     /* the most items of one claim */
   size_t slow_end;    /* items below this sleep 1 ms each */
 } steal_rec;
 
@@ -217,6 +219,9 @@ static void steal_fn(void *arg, size_t b, size_t e, size_t next) {
   steal_rec *r = arg;
   if (b >= e || e > r->n || b / r->unit != (e - 1) / r->unit || (next != SIZE_MAX && next >= r->n))
     __atomic_add_fetch(&r->bad, 1, __ATOMIC_RELAXED);
+  size_t len = e > b ? e - b : 0, was = __atomic_load_n(&r->longest, __ATOMIC_RELAXED);
+  while (len > was && !__atomic_compare_exchange_n(&r->longest, &was, len, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
   for (size_t i = b; i < e && i < r->n; i++) {
     __atomic_add_fetch(&r->runs[i], 1, __ATOMIC_RELAXED);
     r->by[i] = pthread_self();
@@ -231,26 +236,50 @@ static void test_parallel_steal(void **state) {
   (void)state;
   for (int th = 0; th <= 5; th++)
     for (size_t n = 0; n < 40; n += 3)
-      for (size_t unit = 0; unit <= 7; unit += 1) {
-        int runs[40] = {0};
-        pthread_t by[40];
-        steal_rec r = {.runs = runs, .by = by, .n = n, .unit = unit ? unit : 1};
-        ge_parallel_steal(th, n, unit, steal_fn, &r);
-        assert_int_equal(r.bad, 0);
-        for (size_t i = 0; i < n; i++)
-          if (runs[i] != 1) fail_msg("threads %d, n %zu, unit %zu: item %zu ran %d times", th, n, unit, i, runs[i]);
-      }
+      for (size_t unit = 0; unit <= 7; unit += 1)
+        for (size_t tail = 0; tail <= 8; tail++) { /* tails that do not divide unit count as unit */
+          int runs[40] = {0};
+          pthread_t by[40];
+          steal_rec r = {.runs = runs, .by = by, .n = n, .unit = unit ? unit : 1};
+          ge_parallel_steal(th, n, unit, tail, steal_fn, &r);
+          assert_int_equal(r.bad, 0);
+          for (size_t i = 0; i < n; i++)
+            if (runs[i] != 1)
+              fail_msg("threads %d, n %zu, unit %zu, tail %zu: item %zu ran %d times", th, n, unit, tail, i, runs[i]);
+        }
+  assert_int_equal(ge_steal_tail(16, 4), 4);
+  assert_int_equal(ge_steal_tail(25, 4), 5);
+  assert_int_equal(ge_steal_tail(98, 4), 14);
+  assert_int_equal(ge_steal_tail(7, 4), 1);
+  assert_int_equal(ge_steal_tail(1, 4), 1);
+  assert_int_equal(ge_steal_tail(12, 0), 12);
   /* two threads, 40 items, the first 20 (the first share) taking 1 ms each: the second
      share's thread, done long before, takes the first share's items from its back, so that
      the two threads end up with about 10 each */
   int runs[40] = {0};
   pthread_t by[40];
   steal_rec r = {.runs = runs, .by = by, .n = 40, .unit = 1, .slow_end = 20};
-  ge_parallel_steal(2, 40, 1, steal_fn, &r);
+  ge_parallel_steal(2, 40, 1, 0, steal_fn, &r);
   size_t other = 0;
   for (size_t i = 0; i < 40; i++) assert_int_equal(runs[i], 1);
   for (size_t i = 0; i < 20; i++) other += !pthread_equal(by[i], by[0]);
   if (other < 5) fail_msg("only %zu of the slow share's 20 items went to the other thread", other);
+  /* two shares of one unit (8 items) each, the first slow: with tail 2 its owner claims 2 at a
+     time and the other thread takes pieces of it from the back; without a tail every claim is
+     a whole unit */
+  for (int tail = 0; tail <= 2; tail += 2) {
+    int runs16[16] = {0};
+    pthread_t by16[16];
+    steal_rec r16 = {.runs = runs16, .by = by16, .n = 16, .unit = 8, .slow_end = 8};
+    ge_parallel_steal(2, 16, 8, (size_t)tail, steal_fn, &r16);
+    assert_int_equal(r16.bad, 0);
+    size_t moved = 0;
+    for (size_t i = 0; i < 16; i++) assert_int_equal(runs16[i], 1);
+    for (size_t i = 0; i < 8; i++) moved += !pthread_equal(by16[i], by16[0]);
+    if (tail && moved < 2) fail_msg("tail 2: only %zu of the slow unit's 8 items went to the other thread", moved);
+    if (!tail) assert_true(r16.longest == 8); /* whole units only */
+    if (tail) assert_true(r16.longest <= 2);
+  }
 }
 
 int main(void) {

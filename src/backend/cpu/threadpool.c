@@ -131,27 +131,28 @@ typedef struct steal_share {
 typedef struct steal_job {
   void (*fn)(void *arg, size_t begin, size_t end, size_t next);
   void *arg;
-  size_t unit, t;
+  size_t unit, tail, t;
   steal_share *sh;
 } steal_job;
 
 static uint64_t fb_pack(size_t f, size_t b) { return (uint64_t)b << 32 | (uint64_t)f; }
 
 /* Claims from share i: from the front (its owner) up to the next multiple of unit, or from the
-   back (a thief) down to the previous one.  False when the share is empty. */
+   back (a thief) down to the previous one; of tail where no more than unit items are left.
+   False when the share is empty. */
 static bool steal_claim(const steal_job *j, size_t i, bool back, size_t *begin, size_t *end, size_t *next) {
   uint64_t v = atomic_load_explicit(&j->sh[i].fb, memory_order_relaxed);
   for (;;) {
     size_t f = (size_t)(v & 0xffffffffu), b = (size_t)(v >> 32);
     if (f >= b) return false;
-    size_t lo, hi;
+    size_t lo, hi, u = b - f <= j->unit ? j->tail : j->unit;
     if (!back) {
       lo = f;
-      hi = (f / j->unit + 1) * j->unit;
+      hi = (f / u + 1) * u;
       if (hi > b) hi = b;
     } else {
       hi = b;
-      lo = (b - 1) / j->unit * j->unit;
+      lo = (b - 1) / u * u;
       if (lo < f) lo = f;
     }
     uint64_t nv = back ? fb_pack(f, lo) : fb_pack(hi, b);
@@ -184,10 +185,18 @@ static void steal_member(void *arg, size_t s0, size_t s1) {
   }
 }
 
-void ge_parallel_steal(int threads, size_t n, size_t unit,
+size_t ge_steal_tail(size_t unit, size_t parts) {
+  if (parts < 1) parts = 1;
+  size_t d = unit / parts;
+  while (d > 1 && unit % d) d--;
+  return d ? d : 1;
+}
+
+void ge_parallel_steal(int threads, size_t n, size_t unit, size_t tail,
                        void (*fn)(void *arg, size_t begin, size_t end, size_t next), void *arg) {
   if (n == 0) return;
   if (unit == 0) unit = 1;
+  if (tail == 0 || tail > unit || unit % tail) tail = unit;
   size_t t = threads > 1 ? (size_t)threads : 1;
   if (t > GE_PF_MAX_THREADS) t = GE_PF_MAX_THREADS;
   if (t > n) t = n;
@@ -202,7 +211,7 @@ void ge_parallel_steal(int threads, size_t n, size_t unit,
   }
   steal_share sh[GE_PF_MAX_THREADS] __attribute__((aligned(64)));
   for (size_t i = 0; i < t; i++) atomic_init(&sh[i].fb, fb_pack(n * i / t, n * (i + 1) / t));
-  steal_job j = {.fn = fn, .arg = arg, .unit = unit, .t = t, .sh = sh};
+  steal_job j = {.fn = fn, .arg = arg, .unit = unit, .tail = tail, .t = t, .sh = sh};
   ge_parallel_for((int)t, t, steal_member, &j);
 }
 

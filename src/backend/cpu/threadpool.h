@@ -20,9 +20,16 @@ void ge_parallel_for(int threads, size_t n, void (*fn)(void *arg, size_t begin, 
    speed nothing is taken and the split is the even one; where one runs slower (another tenant
    on its physical core, a lower clock) the others finish its share instead of waiting for it.
    `next` is the item the thread would claim next from the same end (to prefetch; SIZE_MAX
-   when there is none), which another thread may still take first.  unit 0 counts as 1. */
-void ge_parallel_steal(int threads, size_t n, size_t unit,
+   when there is none), which another thread may still take first.  unit 0 counts as 1.
+   The last `unit` items of a share are claimed `tail` items at a time instead (tail divides
+   unit; 0 = unit), from either end: when every share is down to the claim its owner is
+   running, the first thread done would otherwise wait up to one whole unit for the last. */
+void ge_parallel_steal(int threads, size_t n, size_t unit, size_t tail,
                        void (*fn)(void *arg, size_t begin, size_t end, size_t next), void *arg);
+
+/* The largest divisor of unit that is at most unit / parts (at least 1): a `tail` for
+   ge_parallel_steal that cuts a share's last unit into about `parts` pieces. */
+size_t ge_steal_tail(size_t unit, size_t parts);
 
 /* The calling thread's scratch buffer: at least `bytes`, 64-byte aligned, its contents
    undefined; NULL when out of memory.  It is kept for the thread's next calls (grown when a

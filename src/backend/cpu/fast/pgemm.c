@@ -598,12 +598,12 @@ static void wg_run(const pg_state *s, int threads, const float *x, const float *
   wg_job g = {.s = s, .x = x, .bias = bias, .sum = sum, .y = y, .buf = buf, .tb = wg_tiles_per_block(s)};
   size_t nb = (s->M + g.tb - 1) / g.tb;
   if (nb > 1) {
-    ge_parallel_steal(threads, nb, 1, wg_block_claim, &g);
+    ge_parallel_steal(threads, nb, 1, 0, wg_block_claim, &g);
     return;
   }
   /* (ge_parallel_for runs on the caller alone for one thread, and takes at most one a tile) */
   ge_parallel_for(threads, s->M, wg_input_chunk, &g);
-  ge_parallel_steal(threads, (size_t)s->ne, 1, wg_gemm_claim, &g);
+  ge_parallel_steal(threads, (size_t)s->ne, 1, 0, wg_gemm_claim, &g);
   ge_parallel_for(threads, s->M, wg_output_chunk, &g);
 }
 #endif /* PG_X86 */
@@ -971,14 +971,16 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   if (per > 4) per = 4;
   if (per >= 1 && s->K * s->N * sizeof(float) <= PG_ROWS_MAX_W) {
     g.pieces = per * (size_t)t;
-    ge_parallel_steal(t, g.pieces, 1, pg_rows_claim, &g);
+    ge_parallel_steal(t, g.pieces, 1, 0, pg_rows_claim, &g);
     return GE_OK;
   }
-  /* else the panel split: claims of one panel each where there are 4 or more a thread; else of
-     a quarter of a share; one thread: one claim, all of it */
+  /* else the panel split: claims of one panel each where there are 4 or more a thread, the last
+     panel of a share in quarters (so that the thread done first takes some of the other's
+     instead of waiting for it); else of a quarter of a share; one thread: one claim, all of it */
   size_t nmb = (s->M + PG_MR - 1) / PG_MR, items = s->np * nmb;
-  size_t unit = t <= 1 ? items : s->np >= 4 * (size_t)t ? nmb : items / (4 * (size_t)t);
-  ge_parallel_steal(t, items, unit, pg_claim, &g);
+  bool panels = t > 1 && s->np >= 4 * (size_t)t;
+  size_t unit = t <= 1 ? items : panels ? nmb : items / (4 * (size_t)t);
+  ge_parallel_steal(t, items, unit, panels ? ge_steal_tail(nmb, 4) : 0, pg_claim, &g);
   return GE_OK;
 #else
   return ge_kctx_fail(ctx, GE_ERR_UNSUPPORTED, "packed matmul: not built for this processor");
