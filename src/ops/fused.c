@@ -22,9 +22,8 @@ static ge_status delegate(ge_infer_ctx *c, const char *op, int64_t opset, size_t
   return s->infer(&d);
 }
 
-static ge_status infer_fused_conv(ge_infer_ctx *c) {
-  GE_CHECK(check_act(c));
-  GE_CHECK(delegate(c, "Conv", 11, 3));
+/* Input 3 (Sum), where present, has the output's dtype and shape (no broadcast). */
+static ge_status check_sum(ge_infer_ctx *c) {
   if (c->n_in > 3 && c->in[3].present && c->in[3].type) {
     const ge_type *s = c->in[3].type;
     if (s->dtype != GE_DTYPE_COUNT && s->dtype != c->out[0].dtype)
@@ -39,6 +38,12 @@ static ge_status infer_fused_conv(ge_infer_ctx *c) {
     }
   }
   return GE_OK;
+}
+
+static ge_status infer_fused_conv(ge_infer_ctx *c) {
+  GE_CHECK(check_act(c));
+  GE_CHECK(delegate(c, "Conv", 11, 3));
+  return check_sum(c);
 }
 
 /* X [N, C, ...] -> the 1x1 convolution's [N, E, ...] (W [E, C, 1.., 1]) -> the depthwise
@@ -95,6 +100,21 @@ static ge_status infer_fused_matmul(ge_infer_ctx *c) {
         b->shape.dims[0] != o->dims[o->rank - 1])
       return ge_infer_fail(c, GE_ERR_SHAPE, "input 2 (Bias) has %lld entries, the output's last dim is %lld",
                            (long long)b->shape.dims[0], (long long)o->dims[o->rank - 1]);
+  }
+  /* the Sum broadcasts with the product, as the Add it replaces did */
+  if (c->n_in > 3 && c->in[3].present && c->in[3].type) {
+    const ge_type *st = c->in[3].type;
+    if (st->dtype != GE_DTYPE_COUNT && st->dtype != c->out[0].dtype)
+      return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "input 3 (Sum) has dtype %s, the output %s",
+                           ge_dtype_name(st->dtype), ge_dtype_name(c->out[0].dtype));
+    if (st->shape.rank >= 0 && c->out[0].shape.rank >= 0) {
+      ge_shape y;
+      if (ge_shape_broadcast(&c->out[0].shape, &st->shape, &y) != GE_OK)
+        return ge_infer_fail(c, GE_ERR_SHAPE, "input 3 (Sum) does not broadcast with the product");
+      c->out[0].shape = y;
+    } else {
+      c->out[0].shape.rank = GE_RANK_UNKNOWN;
+    }
   }
   return GE_OK;
 }
@@ -188,7 +208,7 @@ const ge_op_schema ge_schemas_fused[] = {
     {GE_FUSED_DOMAIN, "FusedConv", 1, 0, 2, 4, 1, 1, infer_fused_conv},
     {GE_FUSED_DOMAIN, "FusedConvDw", 1, 0, 4, 5, 1, 1, infer_fused_conv_dw},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, 2, 3, 1, 1, infer_fused_gemm},
-    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, 2, 3, 1, 1, infer_fused_matmul},
+    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, 2, 4, 1, 1, infer_fused_matmul},
     {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, 1, 3, 1, 1, infer_layernorm},
     {GE_FUSED_DOMAIN, "Gelu", 1, 0, 1, 1, 1, 1, infer_gelu},
     {GE_FUSED_DOMAIN, "Attention", 1, 0, 3, 4, 1, 1, infer_attention},

@@ -14,7 +14,10 @@
  *                                 cores' L2 caches: the kernel computes it a band of rows at a
  *                                 time (backend/cpu/dnnl/dnnl_convdw.c), so it stays in the cache.
  *   FusedGemm(A, B, [C])          Gemm attributes + activation: Y = act(Gemm(A, B, C))
- *   FusedMatMul(A, B, [Bias])     Y = act(MatMul(A, B) + Bias)        (Bias: [N], last dim)
+ *   FusedMatMul(A, B, [Bias], [Sum])  Y = act(MatMul(A, B) + Bias + Sum)  (Bias: [N], last
+ *                                 dim; Sum: a residual (conv_sum pass), broadcast with the
+ *                                 product as ONNX Add does; the fast kernels take only a Sum
+ *                                 of the product's shape)
  *   LayerNormalization(X, [Scale], [Bias])  axis (-1), epsilon (1e-5): over axes axis..r-1
  *   Gelu(X)                       approximate = "none" (erf) | "tanh"
  *   Attention(Q, KT, V, [Mask])   scale (1.0): Y = softmax(Q @ KT * scale + Mask) @ V,

@@ -268,6 +268,26 @@ static void test_matmul(void **st) {
     check_op("ai.ge::FusedMatMul", 13, at, 1, in, 2, 0x2, true, 1e-4);
     free_all(in, 3);
   }
+  /* FusedMatMul with a residual Sum (input 3): of the product's shape the fast kernels take it
+     (a sum post-op); one that broadcasts (a row, or one that enlarges the product) runs on
+     the reference kernel only */
+  {
+    ge_tensor *in[4] = {rand_t((int64_t[]){2, 7, 24}, 3), rand_t((int64_t[]){24, 13}, 2), rand_t((int64_t[]){13}, 1),
+                        rand_t((int64_t[]){2, 7, 13}, 3)};
+    for (size_t i = 0; i < 2; i++) {
+      ge_attr at[1] = {GE_ATTR_STRING("activation", i ? "Relu" : "")};
+      check_op("ai.ge::FusedMatMul", 13, at, 1, in, 4, 0x6, true, 1e-4);
+      check_op("ai.ge::FusedMatMul", 13, at, 1, in, 4, 0x2, true, 1e-4);
+    }
+    ge_tensor *row = rand_t((int64_t[]){13}, 1), *big = rand_t((int64_t[]){3, 2, 7, 13}, 4);
+    ge_tensor *in2[4] = {in[0], in[1], in[2], row};
+    check_op("ai.ge::FusedMatMul", 13, NULL, 0, in2, 4, 0x6, false, 1e-4);
+    in2[3] = big;
+    check_op("ai.ge::FusedMatMul", 13, NULL, 0, in2, 4, 0x6, false, 1e-4);
+    ge_tensor_free(row);
+    ge_tensor_free(big);
+    free_all(in, 4);
+  }
 }
 
 static void test_gemm(void **st) {

@@ -855,6 +855,19 @@ static void pgemm_case(const char *op, int64_t b0, int64_t M, int64_t K, int64_t
   for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
 }
 
+/* FusedMatMul with a bias and a residual Sum of the product's shape (input 3, a run-time
+   input): the packed kernel adds the Sum in the first K block (pg_range's cin). */
+static void pgemm_sum_case(int64_t b0, int64_t M, int64_t K, int64_t N, const char *act) {
+  int64_t ad[3] = {b0, M, K}, bd[2] = {K, N}, cd[1] = {N}, sd[3] = {b0, M, N};
+  ge_tensor *in[4] = {rand_t(b0 ? ad : ad + 1, b0 ? 3 : 2, 1.f), rand_t(bd, 2, 0.1f), rand_t(cd, 1, 1.f),
+                      rand_t(b0 ? sd : sd + 1, b0 ? 3 : 2, 1.f)};
+  ge_attr at[1];
+  size_t na = 0;
+  if (act) at[na++] = GE_ATTR_STRING("activation", act);
+  check_fast_op_c("ai.ge::FusedMatMul", at, na, in, 4, 2e-5, 1u << 1, ge_cpu_avx512_fma());
+  for (int i = 0; i < 4; i++) ge_tensor_free(in[i]);
+}
+
 /* Gemm / FusedGemm with a constant B ([K,N] or, transB, [N,K]), alpha, and C a row of N (a
    run-time input, or constant with beta != 1). */
 static void gemm_case(const char *op, int64_t M, int64_t K, int64_t N, int64_t trans_b, float alpha, float beta,
@@ -1066,6 +1079,10 @@ static void test_fast_pgemm(void **unused) {
   pgemm_case("ai.ge::FusedMatMul", 0, 5, 31, 40, "Sigmoid", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 6, 31, 40, "HardSwish", NULL, 0);
   pgemm_case("ai.ge::FusedMatMul", 0, 6, 31, 40, NULL, NULL, 0);
+  pgemm_sum_case(0, 128, 96, 200, NULL);  /* the row split (a small weight) */
+  pgemm_sum_case(1, 64, 1100, 520, NULL); /* panels, two K blocks: the sum in the first */
+  pgemm_sum_case(2, 13, 40, 50, "Relu");
+  pgemm_sum_case(0, 3, 64, 47, "Gelu");
   /* infinite and NaN pre-activations (through the bias) in the GELU epilogues */
   const char *gelus[] = {"Gelu", "GeluTanh"};
   for (int g = 0; g < 2; g++) {

@@ -571,6 +571,46 @@ static void test_conv_sum(void **state) {
   ge_graph_free(g);
 }
 
+/* A transformer's projection and residual: Add(MatMul(x, w) + b, r) -> one FusedMatMul with r
+   as its Sum, also where the shapes are unknown before the run (they broadcast as the Add
+   did): a residual of the product's shape, a row (broadcast along the rows), and one that
+   enlarges the product (the reference kernel's broadcast).  Not in allow_fp32_to_bf16. */
+static void test_matmul_sum(void **state) {
+  int64_t dyn[] = {-1, -1, 8}, rdyn[] = {-1, -1, 16}, wd[] = {8, 16}, bd[] = {16};
+  int64_t xs[3][3] = {{2, 4, 8}, {2, 4, 8}, {1, 1, 8}}, rs[3][3] = {{2, 4, 16}, {1, 1, 16}, {3, 5, 16}};
+  for (int c = 0; c < 3; c++) {
+    ge_graph *g = new_graph(0);
+    input(g, "x", dyn, 3);
+    input(g, "r", rdyn, 3);
+    constant(g, "w", rand_tensor(wd, 2, 1));
+    constant(g, "b", rand_tensor(bd, 1, 1));
+    node(g, "MatMul", "mm", "x,w", "m", NULL, 0);
+    node(g, "Add", "bias", "m,b", "mb", NULL, 0);
+    node(g, "Add", "res", "r,mb", "y", NULL, 0);
+    assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+    ge_tensor *in[2] = {rand_tensor(xs[c], 3, 1), rand_tensor(rs[c], 3, 1)};
+    ge_graph *opt = check_pass(g, NULL, in, 2, 1e-4f);
+    assert_int_equal(opt->n_nodes, 1);
+    assert_string_equal(opt->nodes[0].op_type, "FusedMatMul");
+    assert_int_equal(opt->nodes[0].n_inputs, 4);
+    ge_graph_free(opt);
+    if (c == 0) { /* allow_fp32_to_bf16: the residual Add stays */
+      ge_graph *o2 = NULL;
+      assert_int_equal(ge_graph_clone(g, NULL, &o2), GE_OK);
+      assert_int_equal(ge_graph_toposort(o2), GE_OK);
+      ge_pass_config cfg;
+      ge_pass_config_init(&cfg, 3);
+      cfg.precision = GE_PRECISION_FP32_TO_BF16;
+      assert_int_equal(ge_passes_run(o2, &cfg, NULL), GE_OK);
+      ge_pass_config_clear(&cfg);
+      assert_int_equal(count_op(o2, "Add"), 1);
+      ge_graph_free(o2);
+    }
+    free_inputs(in, 2);
+    ge_graph_free(g);
+  }
+}
+
 static void test_gelu(void **state) {
   for (int form = 0; form < 3; form++) {
     ge_graph *g = new_graph(0);
@@ -968,6 +1008,7 @@ int main(void) {
       cmocka_unit_test(test_dce_cse),        cmocka_unit_test(test_chains),
       cmocka_unit_test(test_fold_bn),        cmocka_unit_test(test_matmul_add),
       cmocka_unit_test(test_act_fusion),     cmocka_unit_test(test_conv_sum),
+      cmocka_unit_test(test_matmul_sum),
       cmocka_unit_test(test_gelu),           cmocka_unit_test(test_layernorm),
       cmocka_unit_test(test_attention),      cmocka_unit_test(test_attention_where),
       cmocka_unit_test(test_attention_transposes),      cmocka_unit_test(test_pipeline_config),

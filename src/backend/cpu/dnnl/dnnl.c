@@ -446,6 +446,10 @@ static const char *matmul_geom(const ge_prepare_ctx *p, bool fused, int *r_out, 
     size_t bn = 0;
     if (!ge_shape_numel(in_shape(p, 2), &bn) || bn != (size_t)cd[r - 1]) return "bias shape";
   }
+  if (fused && has_in(p, 3)) {
+    size_t sn = 0;
+    if (!ge_shape_numel(in_shape(p, 3), &sn) || sn != cn) return "sum shape";
+  }
   *r_out = r;
   return NULL;
 }
@@ -473,6 +477,7 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   bool in16 = false, out16 = false;
   GE_CHECK(rows_layouts(p, "matmul", &in16, &out16));
   bool bias = fused && has_in(p, 2);
+  int sum_in = fused && has_in(p, 3) ? 3 : -1; /* the residual: a sum post-op */
   int64_t N = cd[r - 1];
   /* constant B that is not broadcast over batch: packed in the layout oneDNN wants */
   bool pack_b = is_const(p, 1);
@@ -480,7 +485,7 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   ge_dn_state *s = NULL;
   int saved = 0;
   GE_CHECK(ge_dn_prepare_begin(p, "matmul", &s, &saved));
-  dnnl_memory_desc_t a_u, a_p, b_u, b_a, c_u, c_p, bias_u;
+  dnnl_memory_desc_t a_u, a_p, b_u, b_a, c_u, c_p, bias_u, sum_u;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_post_ops_t po = NULL;
@@ -496,8 +501,12 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
   /* a bf16 primitive writes a bf16-stored C directly (bias and activation stay post-ops) */
   if (st == GE_OK) st = ge_dn_md_dt(p, &c_p, r, cd, NULL, out16 && cdt == dnnl_bf16 ? dnnl_bf16 : dnnl_f32);
   if (st == GE_OK && bias) st = ge_dn_md(p, &bias_u, r, biasd, NULL);
+  if (st == GE_OK && sum_in >= 0)
+    st = ge_dn_md_dt(p, &sum_u, r, cd, NULL, ge_dn_in_layout(p, 3) == GE_LAYOUT_BF16 ? dnnl_bf16 : dnnl_f32);
   if (st == GE_OK && (dnnl_primitive_attr_create(&attr) != dnnl_success || dnnl_post_ops_create(&po) != dnnl_success))
     st = ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "oneDNN: out of memory");
+  if (st == GE_OK && sum_in >= 0 && dnnl_post_ops_append_sum(po, 1.f) != dnnl_success)
+    st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: sum post-op");
   if (st == GE_OK && fused) st = ge_dn_append_act(p, po);
   if (st == GE_OK && dnnl_primitive_attr_set_post_ops(attr, po) != dnnl_success)
     st = ge_prepare_fail(p, GE_ERR_UNSUPPORTED, "oneDNN matmul: post-ops");
@@ -510,7 +519,7 @@ static ge_status matmul_prepare_impl(const ge_prepare_ctx *p, void **state, bool
     st = ge_dn_add_arg(p, s, pd, DNNL_ARG_SRC, GE_DN_IN, 0, cdt == dnnl_bf16 && !in16 ? &a_p : &a_u, NULL, -1);
   if (st == GE_OK) st = add_in(p, s, pd, DNNL_ARG_WEIGHTS, 1, &b_u);
   if (st == GE_OK && bias) st = add_in(p, s, pd, DNNL_ARG_BIAS, 2, &bias_u);
-  if (st == GE_OK) st = ge_dn_add_arg(p, s, pd, DNNL_ARG_DST, GE_DN_OUT, 0, &c_u, NULL, -1);
+  if (st == GE_OK) st = ge_dn_add_out_sum(p, s, pd, DNNL_ARG_DST, 0, &c_u, sum_in, &sum_u);
   if (po) dnnl_post_ops_destroy(po);
   if (attr) dnnl_primitive_attr_destroy(attr);
   return finish(p, s, saved, pd, st, state);
@@ -937,15 +946,17 @@ static ge_status logsoftmax_prepare(const ge_prepare_ctx *p, void **state) { ret
   {.prepare = prep, .run = ge_dn_run, .release = ge_dn_release, .overwrites_outputs = true, .layout_pref = pref, \
    .packed_inputs = ge_dn_packed_inputs, .describe = ge_dn_describe}
 
-/* MatMul / FusedMatMul: a ge_dn_mm16 state (dnnl_lowp.h) */
-#define DN_K16(prep, pref)                                                                          \
+/* MatMul / FusedMatMul: a ge_dn_mm16 state (dnnl_lowp.h); FusedMatMul's Sum (input 3) may be
+   the output's buffer, as FusedConv's below */
+#define DN_K16(prep, pref, inplace)                                                                 \
   {.prepare = prep, .run = ge_dn_mm16_run, .release = ge_dn_mm16_release, .overwrites_outputs = true, \
-   .layout_pref = pref, .packed_inputs = ge_dn_mm16_packed_inputs, .describe = ge_dn_mm16_describe}
+   .inplace_inputs = (inplace), .layout_pref = pref, .packed_inputs = ge_dn_mm16_packed_inputs,     \
+   .describe = ge_dn_mm16_describe}
 
 const ge_kernel_def ge_fast_kernels_dnnl[] = {
     {"", "Conv", 1, 0, DN_KL(conv_prepare, conv_layout_pref)},
     {"", "ConvTranspose", 1, 0, DN_K(deconv_prepare)},
-    {"", "MatMul", 1, 0, DN_K16(matmul_prepare, matmul_layout_pref)},
+    {"", "MatMul", 1, 0, DN_K16(matmul_prepare, matmul_layout_pref, 0)},
     {"", "Gemm", 1, 0, DN_KL(gemm_prepare, gemm_layout_pref)},
     {"", "MaxPool", 1, 0, DN_KL(maxpool_prepare, pool_layout_pref)},
     {"", "AveragePool", 1, 0, DN_KL(avgpool_prepare, pool_layout_pref)},
@@ -966,7 +977,7 @@ const ge_kernel_def ge_fast_kernels_dnnl[] = {
       .overwrites_outputs = true, .layout_pref = ge_dn_convdw_layout_pref,
       .packed_inputs = ge_dn_convdw_packed_inputs, .describe = ge_dn_convdw_describe}},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, DN_KL(fgemm_prepare, gemm_layout_pref)},
-    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K16(fmatmul_prepare, fmatmul_layout_pref)},
+    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, DN_K16(fmatmul_prepare, fmatmul_layout_pref, 1u << 3)},
     /* bf16 only (dnnl_attn.c); float32 Attention declines to the fast kernel */
     {GE_FUSED_DOMAIN, "Attention", 1, 0,
      {.prepare = ge_dn_attn16_prepare, .run = ge_dn_attn16_run, .release = ge_dn_attn16_release,

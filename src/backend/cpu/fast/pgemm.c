@@ -625,8 +625,9 @@ static bool plain_io(const ge_prepare_ctx *p, bool amx) {
   return (!p->in_layout || rows_ok(p->in_layout[0], amx)) && (!p->out_layout || rows_ok(p->out_layout[0], amx));
 }
 
-/* The geometry of a MatMul / FusedMatMul: A [.., M, K] (batch dims folded into M) x B [K, N]. */
-static ge_status matmul_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_t *K, size_t *N) {
+/* The geometry of a MatMul / FusedMatMul: A [.., M, K] (batch dims folded into M) x B [K, N];
+   FusedMatMul's Sum (input 3, the residual) has C's elements, stored as C may be. */
+static ge_status matmul_geom(const ge_prepare_ctx *p, bool amx, pg_state *g, size_t *M, size_t *K, size_t *N) {
   if (!plain_io(p, amx)) return decline(p, "plain operands only");
   const ge_shape *a = &p->in[0].type->shape, *b = &p->in[1].type->shape;
   if (a->rank < 2 || b->rank != 2) return decline(p, "A of rank >= 2 and a 2-D B");
@@ -635,6 +636,11 @@ static ge_status matmul_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_
   *K = (size_t)a->dims[a->rank - 1];
   *N = (size_t)b->dims[1];
   if ((size_t)b->dims[0] != *K) return decline(p, "K differs");
+  g->sum = p->n_in > 3 && p->in[3].present;
+  size_t sn = 0;
+  if (g->sum && (!static_f32(p, 3) || !ge_shape_numel(&p->in[3].type->shape, &sn) || sn != *M * *N ||
+                 (p->in_layout && !rows_ok(p->in_layout[3], amx))))
+    return decline(p, "the residual (input 3)");
   return GE_OK;
 }
 
@@ -846,7 +852,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   bool trans_b = conv;
   float alpha = 1.f;
   GE_CHECK(conv ? conv_geom(p, amx, &geo, &M, &K, &N)
-                : gemm ? gemm_geom(p, amx, &M, &K, &N, &trans_b, &alpha) : matmul_geom(p, amx, &M, &K, &N));
+                : gemm ? gemm_geom(p, amx, &M, &K, &N, &trans_b, &alpha) : matmul_geom(p, amx, &geo, &M, &K, &N));
   /* narrow products: the panels do not pay (oneDNN takes them).  A few rows (M = 1..3, a
      classifier or a decoding step) stream the weights: on a chain of 60 [M x 768] x [768 x 768]
      (per-step minima, alternating builds) this kernel took M = 1: 10.9-11.0 ms against
@@ -904,7 +910,8 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   s->bp16 = amx ? bmem : NULL;
   s->a16 = amx && p->in_layout && (p->in_layout[0] == GE_LAYOUT_BF16 || p->in_layout[0] == GE_LAYOUT_NHWC_BF16);
   s->c16 = amx && p->out_layout && (p->out_layout[0] == GE_LAYOUT_BF16 || p->out_layout[0] == GE_LAYOUT_NHWC_BF16);
-  s->sum16 = amx && s->sum && p->in_layout[3] == GE_LAYOUT_NHWC_BF16;
+  s->sum16 = amx && s->sum && p->in_layout &&
+             (p->in_layout[3] == GE_LAYOUT_NHWC_BF16 || p->in_layout[3] == GE_LAYOUT_BF16);
   s->bias = bias;
   s->act = act;
   s->p0 = p0;
@@ -1007,14 +1014,14 @@ static const char *pg_describe(const void *state) {
   return s->im2col ? "gathered taps" : NULL;
 }
 
-/* every op the same kernel; FusedConv's residual (input 3) may be the output's buffer: each
-   block reads it before writing */
+/* every op the same kernel; FusedConv's and FusedMatMul's residual (input 3) may be the
+   output's buffer: each block reads it before writing */
 #define PG_KERNEL(inplace)                                                                       \
   {.prepare = pg_prepare, .run = pg_run, .release = pg_release, .overwrites_outputs = true,     \
    .inplace_inputs = (inplace), .packed_inputs = pg_packed_inputs, .describe = pg_describe}
 const ge_kernel_def ge_fast_kernels_pgemm[] = {
     {"", "MatMul", 1, 0, PG_KERNEL(0)},
-    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, PG_KERNEL(0)},
+    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, PG_KERNEL(1u << 3)},
     {"", "Gemm", 1, 0, PG_KERNEL(0)},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, PG_KERNEL(0)},
     {"", "Conv", 1, 0, PG_KERNEL(0)},

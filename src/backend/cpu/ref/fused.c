@@ -10,6 +10,7 @@
 
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/attention_geom.h"
+#include "backend/cpu/ref/broadcast.h"
 #include "backend/kernel.h"
 #include "ops/fused.h"
 
@@ -72,8 +73,9 @@ typedef struct fused_state {
   size_t inner_n_in;   /* inputs the base op sees */
   ge_fused_act act;
   float p0, p1;
-  int post_input;      /* FusedConv: Sum (3); FusedMatMul: Bias (2); -1: none */
-  bool bias_last_dim;  /* post input added along the last dim (MatMul bias) vs elementwise (sum) */
+  int bias_input;      /* FusedMatMul: Bias (2), added along the last dim; -1: none */
+  int sum_input;       /* FusedConv, FusedMatMul: Sum (3), added elementwise; -1: none */
+  bool sum_bcast;      /* FusedMatMul: the Sum broadcasts with the product (fused_run_bcast) */
 } fused_state;
 
 static void fused_release(void *st) {
@@ -83,8 +85,13 @@ static void fused_release(void *st) {
   free(s);
 }
 
+/* the input i of node p where it is present, else -1 */
+static int present_input(const ge_prepare_ctx *p, int i) {
+  return i >= 0 && (size_t)i < p->n_in && p->in[i].present ? i : -1;
+}
+
 static ge_status fused_prepare_common(const ge_prepare_ctx *p, const char *base, int64_t opset,
-                                      size_t base_n_in, int post_input, bool last_dim, void **state) {
+                                      size_t base_n_in, int bias_input, int sum_input, void **state) {
   for (size_t i = 0; i < p->n_in; i++)
     if (p->in[i].present) GE_CHECK(ge_prepare_check_dtype(p, i, k_f32));
   float p0, p1;
@@ -101,8 +108,8 @@ static ge_status fused_prepare_common(const ge_prepare_ctx *p, const char *base,
   s->act = act;
   s->p0 = p0;
   s->p1 = p1;
-  s->post_input = post_input >= 0 && (size_t)post_input < p->n_in && p->in[post_input].present ? post_input : -1;
-  s->bias_last_dim = last_dim;
+  s->bias_input = present_input(p, bias_input);
+  s->sum_input = present_input(p, sum_input);
   ge_prepare_ctx ip = *p;
   ip.opset = opset;
   ip.n_in = s->inner_n_in;
@@ -117,61 +124,136 @@ static ge_status fused_prepare_common(const ge_prepare_ctx *p, const char *base,
   return GE_OK;
 }
 
-static ge_status fused_post(const fused_state *s, ge_kctx *ctx, ge_tensor *Y, const ge_tensor *P, const float *pv);
+static ge_status fused_post(const fused_state *s, ge_kctx *ctx, ge_tensor *Y, const ge_tensor *B,
+                            const ge_tensor *S, const float *sv);
+
+static const ge_tensor *run_input(const ge_kctx *ctx, int i) {
+  return i >= 0 && (size_t)i < ctx->n_in ? ctx->in[i] : NULL;
+}
+
+/* numpy matmul: the dims of A x B (a 1-D A is a row, a 1-D B a column, that unit dim dropped
+   from the product; batch dims broadcast); false when they do not fit */
+static bool product_dims(const ge_tensor *A, const ge_tensor *B, int64_t *d, int32_t *rank) {
+  if (!A || !B || A->rank < 1 || B->rank < 1) return false;
+  int64_t m = A->rank > 1 ? A->dims[A->rank - 2] : 1, k = A->dims[A->rank - 1];
+  int64_t k2 = B->rank > 1 ? B->dims[B->rank - 2] : B->dims[0], n = B->rank > 1 ? B->dims[B->rank - 1] : 1;
+  if (k != k2) return false;
+  int32_t ba = A->rank > 2 ? A->rank - 2 : 0, bb = B->rank > 2 ? B->rank - 2 : 0, br = ba > bb ? ba : bb;
+  for (int32_t i = 0; i < br; i++) {
+    int64_t x = i - (br - ba) >= 0 ? A->dims[i - (br - ba)] : 1, y = i - (br - bb) >= 0 ? B->dims[i - (br - bb)] : 1;
+    if (x != y && x != 1 && y != 1) return false;
+    d[i] = x == 1 ? y : x;
+  }
+  int32_t r = br;
+  if (A->rank > 1) d[r++] = m;
+  if (B->rank > 1) d[r++] = n;
+  *rank = r;
+  return r <= GE_MAX_RANK;
+}
+
+/* FusedMatMul whose Sum broadcasts (the output is not the product's shape, or the Sum not the
+   output's): the product (+ Bias) into a temporary, then Y = broadcast(product) + broadcast(Sum)
+   and the activation. */
+static ge_status fused_run_bcast(const fused_state *s, ge_kctx *ctx, ge_tensor *Y, const ge_tensor *B,
+                                 const ge_tensor *S) {
+  int64_t pd[GE_MAX_RANK];
+  int32_t pr = 0;
+  if (!product_dims(ctx->in[0], ctx->in[1], pd, &pr))
+    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "inputs 0 and 1 do not multiply");
+  ge_tensor T;
+  GE_CHECK(ge_tensor_init_alloc(&T, GE_F32, pd, pr));
+  ge_tensor *tout[1] = {&T};
+  ge_kctx ic = *ctx;
+  ic.n_in = s->inner_n_in;
+  ic.out = tout;
+  ic.n_out = 1;
+  ge_status st = s->inner->run(s->inner_state, &ic);
+  fused_state nosum = *s;
+  nosum.sum_input = -1;
+  nosum.act = GE_ACT_NONE;
+  if (st == GE_OK) st = fused_post(&nosum, ctx, &T, B, NULL, NULL);
+  ge_bcast b;
+  const ge_tensor *ins[2] = {&T, S};
+  if (st == GE_OK) st = ge_bcast_init(&b, Y->dims, Y->rank, ins, 2);
+  if (st == GE_OK) {
+    const float *t = T.data, *sv = S->data;
+    float *y = Y->data;
+    ge_bcast_iter it;
+    ge_bcast_begin(&b, &it);
+    for (size_t r = 0; r < b.rows; r++, ge_bcast_next(&b, &it)) {
+      float *yr = y + r * b.inner;
+      for (size_t j = 0; j < b.inner; j++)
+        yr[j] = t[it.off[0] + (ptrdiff_t)j * b.step[0]] + sv[it.off[1] + (ptrdiff_t)j * b.step[1]];
+    }
+    apply_act(y, Y->numel, s->act, s->p0, s->p1);
+  }
+  ge_tensor_release_storage(&T);
+  return st;
+}
 
 static ge_status fused_run(const void *state, ge_kctx *ctx) {
   const fused_state *s = state;
   ge_kctx ic = *ctx;
   ic.n_in = s->inner_n_in;
   ge_tensor *Y = ctx->out[0];
-  const ge_tensor *P = s->post_input >= 0 && (size_t)s->post_input < ctx->n_in ? ctx->in[s->post_input] : NULL;
+  const ge_tensor *B = run_input(ctx, s->bias_input), *S = run_input(ctx, s->sum_input);
+  if (Y && S && s->sum_bcast && Y->dtype == GE_F32 && S->dtype == GE_F32) {
+    int64_t pd[GE_MAX_RANK];
+    int32_t pr = 0;
+    bool same = S->rank == Y->rank && product_dims(ctx->in[0], ctx->in[1], pd, &pr) && pr == Y->rank;
+    for (int32_t d = 0; same && d < Y->rank; d++) same = S->dims[d] == Y->dims[d] && pd[d] == Y->dims[d];
+    if (!same) return fused_run_bcast(s, ctx, Y, B, S);
+  }
   /* in place (the Sum input's buffer is the output's): keep the Sum values before the base op
      overwrites them */
   float *saved = NULL;
-  if (Y && P && P->data == Y->data && P->nbytes) {
-    saved = ge_aligned_alloc(P->nbytes);
+  if (Y && S && S->data == Y->data && S->nbytes) {
+    saved = ge_aligned_alloc(S->nbytes);
     if (!saved) return ge_kctx_fail(ctx, GE_ERR_OUT_OF_MEMORY, "out of memory");
-    memcpy(saved, P->data, P->nbytes);
+    memcpy(saved, S->data, S->nbytes);
     memset(Y->data, 0, Y->nbytes); /* the executor zeroes outputs, except one in place */
   }
   ge_status st = s->inner->run(s->inner_state, &ic);
   if (st == GE_OK && Y && Y->dtype != GE_F32)
     st = ge_kctx_fail(ctx, GE_ERR_UNSUPPORTED, "output dtype %s (float32 only)", ge_dtype_name(Y->dtype));
-  if (st == GE_OK && Y) st = fused_post(s, ctx, Y, P, saved ? saved : (P ? P->data : NULL));
+  if (st == GE_OK && Y) st = fused_post(s, ctx, Y, B, S, saved ? saved : (S ? S->data : NULL));
   ge_aligned_free(saved);
   return st;
 }
 
-/* Y += the post input (Sum elementwise, or a Bias along the last dim), then the activation. */
-static ge_status fused_post(const fused_state *s, ge_kctx *ctx, ge_tensor *Y, const ge_tensor *P, const float *pv) {
+/* Y += the Bias along the last dim, += the Sum elementwise (its values sv), then the activation. */
+static ge_status fused_post(const fused_state *s, ge_kctx *ctx, ge_tensor *Y, const ge_tensor *B,
+                            const ge_tensor *S, const float *sv) {
   float *y = Y->data;
-  if (P) {
-    if (s->bias_last_dim) {
-      size_t n = Y->rank ? (size_t)Y->dims[Y->rank - 1] : 1;
-      if (P->numel != n)
-        return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input %d (Bias) has %zu entries, the output's last dim is %zu",
-                            s->post_input, P->numel, n);
-      for (size_t r = 0; n && r < Y->numel / n; r++)
-        for (size_t j = 0; j < n; j++) y[r * n + j] += pv[j];
-    } else {
-      if (P->numel != Y->numel)
-        return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input %d (Sum) has %zu elements, the output %zu",
-                            s->post_input, P->numel, Y->numel);
-      for (size_t i = 0; i < Y->numel; i++) y[i] += pv[i];
-    }
+  if (B) {
+    const float *bv = B->data;
+    size_t n = Y->rank ? (size_t)Y->dims[Y->rank - 1] : 1;
+    if (B->numel != n)
+      return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input %d (Bias) has %zu entries, the output's last dim is %zu",
+                          s->bias_input, B->numel, n);
+    for (size_t r = 0; n && r < Y->numel / n; r++)
+      for (size_t j = 0; j < n; j++) y[r * n + j] += bv[j];
+  }
+  if (S) {
+    if (S->numel != Y->numel)
+      return ge_kctx_fail(ctx, GE_ERR_SHAPE, "input %d (Sum) has %zu elements, the output %zu", s->sum_input,
+                          S->numel, Y->numel);
+    for (size_t i = 0; i < Y->numel; i++) y[i] += sv[i];
   }
   apply_act(y, Y->numel, s->act, s->p0, s->p1);
   return GE_OK;
 }
 
 static ge_status fconv_prepare(const ge_prepare_ctx *p, void **state) {
-  return fused_prepare_common(p, "Conv", 11, 3, 3, false, state);
+  return fused_prepare_common(p, "Conv", 11, 3, -1, 3, state);
 }
 static ge_status fgemm_prepare(const ge_prepare_ctx *p, void **state) {
-  return fused_prepare_common(p, "Gemm", 13, 3, -1, false, state);
+  return fused_prepare_common(p, "Gemm", 13, 3, -1, -1, state);
 }
 static ge_status fmatmul_prepare(const ge_prepare_ctx *p, void **state) {
-  return fused_prepare_common(p, "MatMul", 13, 2, 2, true, state);
+  GE_CHECK(fused_prepare_common(p, "MatMul", 13, 2, 2, 3, state));
+  ((fused_state *)*state)->sum_bcast = true;
+  return GE_OK;
 }
 
 /* ------------------------------------------------------------------ FusedConvDw */
@@ -449,7 +531,7 @@ const ge_kernel_def ge_ref_kernels_fused[] = {
     {GE_FUSED_DOMAIN, "FusedConv", 1, 0, {fconv_prepare, fused_run, fused_release, false, false, 1u << 3}},
     {GE_FUSED_DOMAIN, "FusedConvDw", 1, 0, {convdw_prepare, convdw_run, convdw_release, false}},
     {GE_FUSED_DOMAIN, "FusedGemm", 1, 0, {fgemm_prepare, fused_run, fused_release, false}},
-    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, {fmatmul_prepare, fused_run, fused_release, false}},
+    {GE_FUSED_DOMAIN, "FusedMatMul", 1, 0, {fmatmul_prepare, fused_run, fused_release, false, false, 1u << 3}},
     {GE_FUSED_DOMAIN, "LayerNormalization", 1, 0, {ln_prepare, ln_run, free, false}},
     {GE_FUSED_DOMAIN, "Gelu", 1, 0, {gelu_prepare, gelu_run, free, false}},
     {GE_FUSED_DOMAIN, "Attention", 1, 0, {attn_prepare, attn_run, free, false}},
