@@ -1083,6 +1083,20 @@ static void test_fast_pgemm(void **unused) {
   pgemm_sum_case(1, 64, 1100, 520, NULL); /* panels, two K blocks: the sum in the first */
   pgemm_sum_case(2, 13, 40, 50, "Relu");
   pgemm_sum_case(0, 3, 64, 47, "Gelu");
+  /* the same computing in bf16 (the precision modes: AMX where the processor has it, else
+     oneDNN): A and B hold bf16 values, so that the products are exact and only the order of
+     the float32 sums differs from the reference's */
+  {
+    int64_t ad[3] = {2, 40, 96}, bd[2] = {96, 70}, cd[1] = {70}, sd[3] = {2, 40, 70};
+    ge_tensor *in[4] = {rand_t(ad, 3, 1.f), rand_t(bd, 2, 0.1f), rand_t(cd, 1, 1.f), rand_t(sd, 3, 1.f)};
+    for (int t = 0; t < 2; t++) {
+      float *d = in[t]->data;
+      for (size_t i = 0; i < in[t]->numel; i++) d[i] = ge_bf16_to_f32_inline(ge_f32_to_bf16_inline(d[i]));
+    }
+    ge_attr at[1] = {GE_ATTR_STRING("ge_compute_precision", "bf16")};
+    check_fast_op_c("ai.ge::FusedMatMul", at, 1, in, 4, 1e-4, 1u << 1, ge_amx_usable());
+    for (int i = 0; i < 4; i++) ge_tensor_free(in[i]);
+  }
   /* infinite and NaN pre-activations (through the bias) in the GELU epilogues */
   const char *gelus[] = {"Gelu", "GeluTanh"};
   for (int g = 0; g < 2; g++) {
