@@ -82,7 +82,7 @@ typedef struct pg_state {
   float *bp;          /* np panels of K x PG_NR, 64-byte aligned */
   bool bias;          /* FusedMatMul / Conv / Gemm input 2, [N] */
   float *bias_own;    /* Gemm: beta * C, when beta != 1 (C constant) */
-  bool sum;           /* FusedConv input 3 (the residual), laid out as C */
+  bool sum;           /* FusedConv / FusedMatMul input 3 (the residual), laid out as C */
   bool im2col;        /* A is gathered per run (not a 1x1, stride-1, unpadded convolution) */
   bool wino;          /* a 3x3 convolution by Winograd F(m x m, 3x3): M tiles, K = Cin, N = Cout, ne GEMMs */
   int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw; /* its geometry */
