@@ -21,10 +21,7 @@ static bool conv_like(const ge_edit *e, int32_t p) {
 
 /* a FusedMatMul with neither a residual nor an activation */
 static bool matmul_like(const ge_edit *e, int32_t p) {
-  if (p < 0 || (size_t)p >= e->g->n_nodes || e->dead[p]) return false;
-  const ge_node *n = &e->g->nodes[p];
-  return !strcmp(n->domain, GE_FUSED_DOMAIN) && !strcmp(n->op_type, "FusedMatMul") &&
-         (n->n_inputs < 4 || n->inputs[3] < 0) && !ge_node_attr_string(n, "activation", "")[0];
+  return ge_pu_fused_no_sum(e, p, "FusedMatMul") && !ge_node_attr_string(&e->g->nodes[p], "activation", "")[0];
 }
 
 ge_status ge_pass_conv_sum(ge_graph *g, ge_pass_ctx *c, bool *changed) {

@@ -43,13 +43,17 @@ static inline bool ge_pu_const_all(const ge_edit *e, int32_t v, double x) {
 /* The other input of a binary node (slot 0/1). */
 static inline int32_t ge_pu_other(const ge_node *n, size_t slot) { return n->inputs[slot ? 0 : 1]; }
 
-/* Node p (live) is an ONNX Conv or an ai.ge::FusedConv without a residual input (its Sum). */
-static inline bool ge_pu_conv_no_sum(const ge_edit *e, int32_t p) {
-  if (ge_edit_is_op(e, p, "Conv")) return true;
+/* Node p (live) is the ai.ge op `fused` (FusedConv, FusedMatMul) without a residual input (its
+   Sum, input 3). */
+static inline bool ge_pu_fused_no_sum(const ge_edit *e, int32_t p, const char *fused) {
   if (p < 0 || (size_t)p >= e->g->n_nodes || e->dead[p]) return false;
   const ge_node *n = &e->g->nodes[p];
-  return !strcmp(n->domain, GE_FUSED_DOMAIN) && !strcmp(n->op_type, "FusedConv") &&
-         (n->n_inputs < 4 || n->inputs[3] < 0);
+  return !strcmp(n->domain, GE_FUSED_DOMAIN) && !strcmp(n->op_type, fused) && (n->n_inputs < 4 || n->inputs[3] < 0);
+}
+
+/* Node p (live) is an ONNX Conv or an ai.ge::FusedConv without a residual input (its Sum). */
+static inline bool ge_pu_conv_no_sum(const ge_edit *e, int32_t p) {
+  return ge_edit_is_op(e, p, "Conv") || ge_pu_fused_no_sum(e, p, "FusedConv");
 }
 
 #endif
