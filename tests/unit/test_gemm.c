@@ -253,6 +253,15 @@ static void test_parallel_steal(void **state) {
   assert_int_equal(ge_steal_tail(7, 4), 1);
   assert_int_equal(ge_steal_tail(1, 4), 1);
   assert_int_equal(ge_steal_tail(12, 0), 12);
+  /* ge_steal_blocks: whole blocks with a quarter tail from 4 blocks a thread; else quarters of
+     a share; one thread: everything at once */
+  size_t bt = 99;
+  assert_int_equal(ge_steal_blocks(2, 16, 16, &bt), 16);
+  assert_int_equal(bt, 4);
+  assert_int_equal(ge_steal_blocks(2, 5, 16, &bt), 10);
+  assert_int_equal(bt, 0);
+  assert_int_equal(ge_steal_blocks(1, 16, 16, &bt), 256);
+  assert_int_equal(bt, 0);
   /* two threads, 40 items, the first 20 (the first share) taking 1 ms each: the second
      share's thread, done long before, takes the first share's items from its back, so that
      the two threads end up with about 10 each */

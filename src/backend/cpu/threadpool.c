@@ -192,6 +192,13 @@ size_t ge_steal_tail(size_t unit, size_t parts) {
   return d ? d : 1;
 }
 
+size_t ge_steal_blocks(int threads, size_t outer, size_t inner, size_t *tail) {
+  size_t t = threads > 1 ? (size_t)threads : 1, items = outer * inner;
+  bool whole = t > 1 && outer >= 4 * t;
+  *tail = whole ? ge_steal_tail(inner, 4) : 0;
+  return t <= 1 ? items : whole ? inner : items / (4 * t);
+}
+
 void ge_parallel_steal(int threads, size_t n, size_t unit, size_t tail,
                        void (*fn)(void *arg, size_t begin, size_t end, size_t next), void *arg) {
   if (n == 0) return;

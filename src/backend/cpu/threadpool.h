@@ -31,6 +31,13 @@ void ge_parallel_steal(int threads, size_t n, size_t unit, size_t tail,
    ge_parallel_steal that cuts a share's last unit into about `parts` pieces. */
 size_t ge_steal_tail(size_t unit, size_t parts);
 
+/* The claims of ge_parallel_steal over `outer` blocks of `inner` items each (a weight's panels,
+   each of its row blocks, or the other way round): one block each where there are 4 or more a
+   thread, the last block of a share in quarters (*tail), so that the thread done first takes
+   some of the other's instead of waiting for it; else a quarter of a share (*tail 0); one
+   thread: one claim, all of them.  Returns the unit. */
+size_t ge_steal_blocks(int threads, size_t outer, size_t inner, size_t *tail);
+
 /* The calling thread's scratch buffer: at least `bytes`, 64-byte aligned, its contents
    undefined; NULL when out of memory.  It is kept for the thread's next calls (grown when a
    call asks for more) and freed when the thread exits, so kernels that need a large buffer

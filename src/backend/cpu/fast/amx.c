@@ -504,12 +504,10 @@ bool ge_amx_run(const ge_amx_gemm *g, int threads) {
   size_t act = 2 * ((cv ? cv->n * cv->h * cv->w * cv->c : g->M * g->K) + g->M * g->N);
   j.mmajor = (b_bytes <= ((size_t)512 << 10) && j.nmb > j.np) ||
              (t > 1 && j.nmb >= 2 * (size_t)t && b_bytes <= 2 * act);
-  size_t items = j.np * j.nmb, per_outer = j.mmajor ? j.np : j.nmb, outer = items / per_outer;
-  /* claims of one panel (row block) each where there are 4 or more a thread, the last of a
-     share in quarters (pgemm.c); else of a quarter of a share; one thread: one claim */
-  bool whole = t > 1 && outer >= 4 * (size_t)t;
-  size_t unit = t <= 1 ? items : whole ? per_outer : items / (4 * (size_t)t);
-  ge_parallel_steal(t, items, unit ? unit : 1, whole ? ge_steal_tail(per_outer, 4) : 0, amx_claim, &j);
+  /* claims of whole panels (row blocks), the last of a share in quarters (ge_steal_blocks) */
+  size_t items = j.np * j.nmb, per_outer = j.mmajor ? j.np : j.nmb, tail = 0;
+  size_t unit = ge_steal_blocks(t, items / per_outer, per_outer, &tail);
+  ge_parallel_steal(t, items, unit, tail, amx_claim, &j);
   return true;
 }
 

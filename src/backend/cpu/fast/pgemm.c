@@ -981,13 +981,9 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
     ge_parallel_steal(t, g.pieces, 1, 0, pg_rows_claim, &g);
     return GE_OK;
   }
-  /* else the panel split: claims of one panel each where there are 4 or more a thread, the last
-     panel of a share in quarters (so that the thread done first takes some of the other's
-     instead of waiting for it); else of a quarter of a share; one thread: one claim, all of it */
-  size_t nmb = (s->M + PG_MR - 1) / PG_MR, items = s->np * nmb;
-  bool panels = t > 1 && s->np >= 4 * (size_t)t;
-  size_t unit = t <= 1 ? items : panels ? nmb : items / (4 * (size_t)t);
-  ge_parallel_steal(t, items, unit, panels ? ge_steal_tail(nmb, 4) : 0, pg_claim, &g);
+  /* else the panel split: claims of whole panels, the last of a share in quarters (ge_steal_blocks) */
+  size_t nmb = (s->M + PG_MR - 1) / PG_MR, tail = 0, unit = ge_steal_blocks(t, s->np, nmb, &tail);
+  ge_parallel_steal(t, s->np * nmb, unit, tail, pg_claim, &g);
   return GE_OK;
 #else
   return ge_kctx_fail(ctx, GE_ERR_UNSUPPORTED, "packed matmul: not built for this processor");
