@@ -151,15 +151,11 @@ static bool product_dims(const ge_tensor *A, const ge_tensor *B, int64_t *d, int
   return r <= GE_MAX_RANK;
 }
 
-/* FusedMatMul whose Sum broadcasts (the output is not the product's shape, or the Sum not the
-   output's): the product (+ Bias) into a temporary, then Y = broadcast(product) + broadcast(Sum)
-   and the activation. */
+/* FusedMatMul whose Sum broadcasts (the output is not the product's shape pd / pr, or the Sum
+   not the output's): the product (+ Bias) into a temporary, then
+   Y = broadcast(product) + broadcast(Sum) and the activation. */
 static ge_status fused_run_bcast(const fused_state *s, ge_kctx *ctx, ge_tensor *Y, const ge_tensor *B,
-                                 const ge_tensor *S) {
-  int64_t pd[GE_MAX_RANK];
-  int32_t pr = 0;
-  if (!product_dims(ctx->in[0], ctx->in[1], pd, &pr))
-    return ge_kctx_fail(ctx, GE_ERR_SHAPE, "inputs 0 and 1 do not multiply");
+                                 const ge_tensor *S, const int64_t *pd, int32_t pr) {
   ge_tensor T;
   GE_CHECK(ge_tensor_init_alloc(&T, GE_F32, pd, pr));
   ge_tensor *tout[1] = {&T};
@@ -200,9 +196,11 @@ static ge_status fused_run(const void *state, ge_kctx *ctx) {
   if (Y && S && s->sum_bcast && Y->dtype == GE_F32 && S->dtype == GE_F32) {
     int64_t pd[GE_MAX_RANK];
     int32_t pr = 0;
-    bool same = S->rank == Y->rank && product_dims(ctx->in[0], ctx->in[1], pd, &pr) && pr == Y->rank;
+    if (!product_dims(ctx->in[0], ctx->in[1], pd, &pr))
+      return ge_kctx_fail(ctx, GE_ERR_SHAPE, "inputs 0 and 1 do not multiply");
+    bool same = S->rank == Y->rank && pr == Y->rank;
     for (int32_t d = 0; same && d < Y->rank; d++) same = S->dims[d] == Y->dims[d] && pd[d] == Y->dims[d];
-    if (!same) return fused_run_bcast(s, ctx, Y, B, S);
+    if (!same) return fused_run_bcast(s, ctx, Y, B, S, pd, pr);
   }
   /* in place (the Sum input's buffer is the output's): keep the Sum values before the base op
      overwrites them */
