@@ -885,8 +885,9 @@ static void gemm_case(const char *op, int64_t M, int64_t K, int64_t N, int64_t t
 /* A 3x3 stride-1 Conv / FusedConv of more than 128 output pixels on channels-last operands:
    fast/pgemm.c's Winograd F(2x2, 3x3) and F(4x4, 3x3) against the reference kernel on the plain ones, at 1-3
    threads.  pads: top, left, bottom, right.  act NULL: a plain Conv (with a bias); else a
-   FusedConv with that activation (NULL name "": none) and, with sum, a residual.  expect: whether
-   the fast kernel must take it (on AVX-512; else it must decline). */
+   FusedConv with that activation (NULL name "": none) and, with sum, a residual.  expect: how
+   the fast kernel must run it on AVX-512 (W2, W4: Winograd F(2x2) / F(4x4); GT: the direct GEMM
+   on gathered pixels), NULL: it must decline (as it must everywhere without AVX-512). */
 /* A Conv (act NULL) or FusedConv with activation act ("" none; ap: its nap parameters) over `in`,
    its weight (input 1) a constant, with the na attributes at (room for two more): builds o,
    returns the reference kernel's output and the op's name in *op. */
@@ -901,9 +902,12 @@ static ge_tensor *conv_node_ref(one_node *o, ge_attr *at, size_t na, const char 
 }
 
 static bool wino_off; /* prepare as with ge.exec.disableWinograd=1 */
+#define W2 "winograd F(2x2,3x3)"
+#define W4 "winograd F(4x4,3x3)"
+#define GT "gathered taps"
 
 static void wino_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, const int64_t *pads, const char *act,
-                      const float *ap, size_t nap, bool sum, bool expect) {
+                      const float *ap, size_t nap, bool sum, const char *expect) {
   int64_t oh = H + pads[0] + pads[2] - 2, ow = W + pads[1] + pads[3] - 2;
   int64_t xd[4] = {N, C, H, W}, wd[4] = {K, C, 3, 3}, bd[1] = {K}, sd[4] = {N, K, oh, ow};
   ge_tensor *plain[4] = {rand_t(xd, 4, 1.f), rand_t(wd, 4, 0.2f), rand_t(bd, 1, 0.5f), sum ? rand_t(sd, 4, 1.f) : NULL};
@@ -928,6 +932,9 @@ static void wino_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, con
     assert_int_equal(st, GE_ERR_UNSUPPORTED);
   } else {
     if (st != GE_OK) fail_msg("%s %lldx%lld: the fast kernel declines: %s", op, (long long)oh, (long long)ow, ge_last_error());
+    const char *how = cand[0]->describe(fs);
+    if (!how || strcmp(how, expect) != 0)
+      fail_msg("%s %lld x %lldx%lld: %s, not %s", op, (long long)N, (long long)oh, (long long)ow, how ? how : "(null)", expect);
     /* F(2x2) rounds about as the direct sum does; F(4x4), taken from 400 output pixels on, up
        to about 1e-4 of the outputs' root mean square (its transforms multiply by up to 8 and
        25: measured 8e-5 at most over these cases), as oneDNN's F(4x4) does */
@@ -950,34 +957,43 @@ static void test_fast_winograd(void **unused) {
   (void)unused;
   const int64_t p1[4] = {1, 1, 1, 1}, p0[4] = {0, 0, 0, 0}, pa[4] = {0, 2, 1, 0}, pb[4] = {2, 0, 0, 1};
   const float leaky[] = {0.2f}, clip[] = {-0.3f, 0.6f};
-  wino_case(1, 20, 13, 15, 40, p1, NULL, NULL, 0, false, true);          /* odd width, channel tails */
-  wino_case(2, 16, 12, 11, 50, pa, "Relu", NULL, 0, true, true);       /* batch 2, asymmetric pads, residual */
-  wino_case(1, 33, 16, 16, 17, p1, "LeakyRelu", leaky, 1, false, true);
-  wino_case(1, 24, 15, 14, 96, pb, "Clip", clip, 2, true, true);       /* odd height, two full panels */
-  wino_case(1, 17, 14, 14, 30, p0, "", NULL, 0, true, true);           /* unpadded: 12x12 */
-  wino_case(1, 64, 28, 28, 64, p1, "Relu", NULL, 0, true, true);        /* 784 pixels: F(4x4), 49 tiles in one block */
-  wino_case(1, 40, 21, 19, 56, p1, "Relu", NULL, 0, true, true);        /* 399 pixels: the most F(2x2) takes */
-  wino_case(3, 96, 20, 18, 160, p1, "Relu", NULL, 0, true, true);       /* 270 tiles in blocks of 64 */
-  wino_case(1, 160, 14, 14, 256, p1, "Relu", NULL, 0, true, true);      /* weights past L2: one streamed block */
-  wino_case(1, 1040, 12, 12, 24, p1, "", NULL, 0, false, true);        /* Cin in two K blocks */
-  wino_case(1, 16, 11, 11, 32, p1, "Relu", NULL, 0, false, true);      /* 121: the direct GEMM on gathered pixels */
-  wino_case(2, 300, 7, 7, 100, p1, "Relu", NULL, 0, true, true);       /* 2 x 49: gathered over threads, 3 panels */
+  wino_case(1, 20, 13, 15, 40, p1, NULL, NULL, 0, false, W2);          /* odd width, channel tails */
+  wino_case(2, 16, 12, 11, 50, pa, "Relu", NULL, 0, true, W2);       /* batch 2, asymmetric pads, residual */
+  wino_case(1, 33, 16, 16, 17, p1, "LeakyRelu", leaky, 1, false, W2);
+  wino_case(1, 24, 15, 14, 96, pb, "Clip", clip, 2, true, W2);       /* odd height, two full panels */
+  wino_case(1, 17, 14, 14, 30, p0, "", NULL, 0, true, W2);           /* unpadded: 12x12 */
+  wino_case(1, 64, 28, 28, 64, p1, "Relu", NULL, 0, true, W4);        /* 784 pixels: F(4x4), 49 tiles in one block */
+  wino_case(1, 40, 21, 19, 56, p1, "Relu", NULL, 0, true, W2);        /* 399 pixels: the most F(2x2) takes */
+  wino_case(3, 96, 20, 18, 160, p1, "Relu", NULL, 0, true, W2);       /* 270 tiles in blocks of 64 */
+  wino_case(1, 160, 14, 14, 256, p1, "Relu", NULL, 0, true, W2);      /* weights past L2: one streamed block */
+  wino_case(1, 1040, 12, 12, 24, p1, "", NULL, 0, false, W2);        /* Cin in two K blocks */
+  /* 128 pixels or fewer: F(2x2) where it has 16 tiles or more that take at most 0.6 of the
+     direct multiplies, else the direct GEMM on gathered pixels */
+  wino_case(1, 16, 11, 11, 32, p1, "Relu", NULL, 0, false, W2);      /* 121 pixels, 36 tiles */
+  wino_case(1, 64, 7, 7, 96, p1, "Relu", NULL, 0, true, W2);         /* 49 pixels, 16 tiles (0.58) */
+  wino_case(2, 300, 7, 7, 100, p1, "Relu", NULL, 0, true, W2);       /* 2 x 16 tiles, 3 panels */
+  wino_case(4, 24, 4, 4, 40, p1, "", NULL, 0, false, W2);            /* 4 x 4 tiles (0.44) */
+  wino_case(1, 24, 4, 4, 40, p1, "", NULL, 0, false, GT);            /* 4 tiles */
+  wino_case(1, 32, 6, 8, 40, p1, "Relu", NULL, 0, false, GT);        /* 12 tiles (0.44) */
+  wino_case(2, 300, 5, 5, 100, p1, "Relu", NULL, 0, true, GT);       /* 2 x 9 tiles, 0.64: gathered over threads */
+  wino_case(8, 16, 3, 3, 24, p1, "Relu", NULL, 0, false, GT);        /* 8 x 4 tiles, 0.79 */
   /* F(4x4, 3x3), from 400 output pixels on: partial tiles at the right and bottom edges */
-  wino_case(1, 20, 23, 25, 40, p1, NULL, NULL, 0, false, true);          /* 575: odd sizes, channel tails */
-  wino_case(2, 16, 21, 22, 50, pa, "Relu", NULL, 0, true, true);       /* 20x22, batch 2, asymmetric pads, residual */
-  wino_case(1, 33, 24, 24, 17, p1, "LeakyRelu", leaky, 1, false, true);
-  wino_case(1, 24, 27, 26, 96, pb, "Clip", clip, 2, true, true);       /* 27x25, two full panels */
-  wino_case(1, 16, 29, 28, 32, p1, "Relu", NULL, 0, false, true);      /* 812 */
-  wino_case(1, 128, 28, 28, 128, p1, "Relu", NULL, 0, true, true);     /* ResNet-50's 28x28 stage: streamed weights */
-  wino_case(1, 1040, 20, 20, 24, p1, "", NULL, 0, false, true);        /* Cin in two K blocks */
-  wino_case(1, 64, 56, 56, 64, p1, "Relu", NULL, 0, true, true);        /* 3136 pixels, the most it takes */
-  wino_case(1, 16, 57, 56, 32, p1, "Relu", NULL, 0, false, false);     /* 3192: oneDNN's */
+  wino_case(1, 20, 23, 25, 40, p1, NULL, NULL, 0, false, W4);          /* 575: odd sizes, channel tails */
+  wino_case(2, 16, 21, 22, 50, pa, "Relu", NULL, 0, true, W4);       /* 20x22, batch 2, asymmetric pads, residual */
+  wino_case(1, 33, 24, 24, 17, p1, "LeakyRelu", leaky, 1, false, W4);
+  wino_case(1, 24, 27, 26, 96, pb, "Clip", clip, 2, true, W4);       /* 27x25, two full panels */
+  wino_case(1, 16, 29, 28, 32, p1, "Relu", NULL, 0, false, W4);      /* 812 */
+  wino_case(1, 128, 28, 28, 128, p1, "Relu", NULL, 0, true, W4);     /* ResNet-50's 28x28 stage: streamed weights */
+  wino_case(1, 1040, 20, 20, 24, p1, "", NULL, 0, false, W4);        /* Cin in two K blocks */
+  wino_case(1, 64, 56, 56, 64, p1, "Relu", NULL, 0, true, W4);        /* 3136 pixels, the most it takes */
+  wino_case(1, 16, 57, 56, 32, p1, "Relu", NULL, 0, false, NULL);     /* 3192: oneDNN's */
   /* ge.exec.disableWinograd: the 3x3 convolutions past the direct GEMM's pixels decline (to
-     oneDNN's direct kernels); the direct GEMM still takes the small ones */
+     oneDNN's direct kernels); the direct GEMM takes the small ones */
   wino_off = true;
-  wino_case(1, 64, 28, 28, 64, p1, "Relu", NULL, 0, true, false);
-  wino_case(1, 20, 13, 15, 40, p1, NULL, NULL, 0, false, false);
-  wino_case(1, 16, 11, 11, 32, p1, "Relu", NULL, 0, false, true);
+  wino_case(1, 64, 28, 28, 64, p1, "Relu", NULL, 0, true, NULL);
+  wino_case(1, 20, 13, 15, 40, p1, NULL, NULL, 0, false, NULL);
+  wino_case(1, 16, 11, 11, 32, p1, "Relu", NULL, 0, false, GT);
+  wino_case(1, 64, 7, 7, 96, p1, "Relu", NULL, 0, true, GT);
   wino_off = false;
 }
 

@@ -690,13 +690,23 @@ static ge_status gemm_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_t 
    1.01-1.05x. */
 #define PG_CONV1_MAX_M 256
 #define PG_CONV1_MIN_KN 256
-/* More pixels than that, up to 28 x 28 an image, a 3x3 stride-1 convolution runs by Winograd
-   F(2x2, 3x3) here (wg_run).  Against oneDNN, per-layer minima alternating builds: ResNet-50's
-   14x14x256 layers 8.7 -> 6.7 ms (1 thread), 6.0 -> 4.6 (2 threads); its 28x28x128 ones 4.7 ->
-   4.9 at 1 thread (oneDNN's own Winograd F(4x4, 3x3)) and 3.47 -> 3.17 ms at 2 (oneDNN's brgemm);
-   GoogLeNet's 3x3 layers at 2 threads 0.59-0.81x; but its 56x56x64 layers 2.7 -> 5.4 ms (the
-   transformed tiles, 4x the activations, no longer stay in cache) */
-#define PG_WINO_MAX_PX 784
+/* More pixels than that, up to 20 x 20 an image, a 3x3 stride-1 convolution runs by Winograd
+   F(2x2, 3x3) here (wg_run), larger ones by F(4x4) below.  Against oneDNN, per-layer minima
+   alternating builds: ResNet-50's 14x14x256 layers 8.7 -> 6.7 ms (1 thread), 6.0 -> 4.6 (2
+   threads); its 28x28x128 ones 4.7 -> 4.9 at 1 thread (oneDNN's own Winograd F(4x4, 3x3)) and
+   3.47 -> 3.17 ms at 2 (oneDNN's brgemm); GoogLeNet's 3x3 layers at 2 threads 0.59-0.81x; but
+   its 56x56x64 layers 2.7 -> 5.4 ms (the transformed tiles, 4x the activations, no longer stay
+   in cache).
+   At 128 pixels or fewer, F(2x2) replaces the direct GEMM on gathered pixels (above) where its
+   4x4 input tiles number at least PG_WINO_MIN_TILES in all and take at most 0.6 of the direct
+   multiplies, e.g. 16 tiles for 7 x 7 outputs (0.58).  Per-layer minima, 6 layers of 3x3
+   convolutions of C -> C channels, alternating the two: at 7x7 0.77 (C = 96-192), 0.92 (512)
+   and 0.88 (1024) at 1 thread, 0.74-0.85 at 2; ResNet-50's 7x7 stage 1845 -> 1641 us a layer
+   at 1 thread, 1100 -> 830 at 2; GoogLeNet's 7x7 3x3 layers 0.87-0.92 and 0.69-0.78.  Its
+   transformed weights are 16/9 the direct ones, which few tiles do not pay for at 1 thread:
+   5x5 outputs (9 tiles, 0.64 the multiplies) 0.96-1.05, 4x4 at 512 channels (4 tiles) 1.43;
+   4x4 in a batch of 4 (16 tiles) 0.82. */
+#define PG_WINO_MIN_TILES 16
 /* From 400 pixels on (20 x 20) up to 56 x 56 an image, Winograd F(4x4, 3x3) instead (wg_bt,
    wg_at): 36 GEMMs on 6x6 tiles, 4x fewer multiplies than the direct convolution where
    F(2x2) saves 2.25x, and the transformed tiles take 2.25 floats per output pixel instead of 4,
@@ -710,6 +720,15 @@ static ge_status gemm_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_t 
    ge.exec.disableWinograd=1 turns both off. */
 #define PG_WINO4_MIN_PX 400
 #define PG_WINO4_MAX_PX 3136
+/* Winograd's tile size m (2 or 4) for a 3x3 stride-1 convolution of n images of oh x ow output
+   pixels, M = n * oh * ow in all; 0: the direct GEMM on gathered pixels (M <= PG_CONV_MAX_M) or
+   oneDNN */
+static int wino_tile(int64_t n, int64_t oh, int64_t ow, size_t M) {
+  int64_t px = oh * ow;
+  if (M > PG_CONV_MAX_M) return px > PG_WINO4_MAX_PX ? 0 : px >= PG_WINO4_MIN_PX ? 4 : 2;
+  int64_t tiles = ((oh + 1) / 2) * ((ow + 1) / 2);
+  return n * tiles >= PG_WINO_MIN_TILES && 16 * tiles * 5 <= 9 * px * 3 ? 2 : 0; /* 16 / 9 multiplies, at most 0.6 */
+}
 static bool nhwc_ok(int l, bool amx) { return l == GE_LAYOUT_NHWC || (amx && l == GE_LAYOUT_NHWC_BF16); }
 static ge_status conv_geom(const ge_prepare_ctx *p, bool amx, pg_state *g, size_t *M, size_t *K, size_t *N) {
   const ge_shape *x = &p->in[0].type->shape, *w = &p->in[1].type->shape, *y = &p->out[0].shape;
@@ -735,7 +754,6 @@ static ge_status conv_geom(const ge_prepare_ctx *p, bool amx, pg_state *g, size_
   *M = (size_t)(g->n * g->oh * g->ow);
   *K = (size_t)(g->kh * g->kw * g->c);
   *N = (size_t)w->dims[0];
-  int64_t px = g->oh * g->ow;
   if (amx) { /* bf16 on AMX (fast/amx.c): any pixel count; a 1x1 stride-1 unpadded one reads X as A */
     if (g->kh * g->kw > GE_AMX_MAX_TAPS || g->sh * g->sw > GE_AMX_MAX_TAPS)
       return decline(p, "bf16: a kernel window or a stride of more than 64 taps");
@@ -744,12 +762,10 @@ static ge_status conv_geom(const ge_prepare_ctx *p, bool amx, pg_state *g, size_
                            .dh = (size_t)g->dh, .dw = (size_t)g->dw, .pt = (size_t)g->pt, .pl = (size_t)g->pl,
                            .oh = (size_t)g->oh, .ow = (size_t)g->ow};
     if (g->im2col) *K = ge_amx_conv_k(&g->acv);
-  } else if (*M > PG_CONV_MAX_M && !p->no_winograd && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 &&
-      g->dh == 1 && g->dw == 1 &&
-      px <= PG_WINO4_MAX_PX && (px <= PG_WINO_MAX_PX || px >= PG_WINO4_MIN_PX)) {
+  } else if (!p->no_winograd && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
+             g->dw == 1 && (g->wm = wino_tile(g->n, g->oh, g->ow, *M)) != 0) {
     g->wino = true;
     g->im2col = false;
-    g->wm = px >= PG_WINO4_MIN_PX ? 4 : 2;
     g->ne = (g->wm + 2) * (g->wm + 2);
     g->th = (g->oh + g->wm - 1) / g->wm;
     g->tw = (g->ow + g->wm - 1) / g->wm;
