@@ -882,12 +882,13 @@ static void gemm_case(const char *op, int64_t M, int64_t K, int64_t N, int64_t t
   for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
 }
 
-/* A 3x3 stride-1 Conv / FusedConv of more than 128 output pixels on channels-last operands:
-   fast/pgemm.c's Winograd F(2x2, 3x3) and F(4x4, 3x3) against the reference kernel on the plain ones, at 1-3
-   threads.  pads: top, left, bottom, right.  act NULL: a plain Conv (with a bias); else a
+/* A 3x3 Conv / FusedConv of stride wino_stride on channels-last operands: fast/pgemm.c's
+   Winograd F(2x2, 3x3) and F(4x4, 3x3), its stride-2 F(2x2, 3x3) and its direct GEMM against
+   the reference kernel on the plain ones, at 1-3 threads.  pads: top, left, bottom, right.  act NULL: a plain Conv (with a bias); else a
    FusedConv with that activation (NULL name "": none) and, with sum, a residual.  expect: how
-   the fast kernel must run it on AVX-512 (W2, W4: Winograd F(2x2) / F(4x4); GT: the direct GEMM
-   on gathered pixels), NULL: it must decline (as it must everywhere without AVX-512). */
+   the fast kernel must run it on AVX-512 (W2, W4, W2S: Winograd F(2x2) / F(4x4) / stride-2
+   F(2x2); GT: the direct GEMM on gathered pixels), NULL: it must decline (as it must everywhere
+   without AVX-512). */
 /* A Conv (act NULL) or FusedConv with activation act ("" none; ap: its nap parameters) over `in`,
    its weight (input 1) a constant, with the na attributes at (room for two more): builds o,
    returns the reference kernel's output and the op's name in *op. */
@@ -902,20 +903,23 @@ static ge_tensor *conv_node_ref(one_node *o, ge_attr *at, size_t na, const char 
 }
 
 static bool wino_off; /* prepare as with ge.exec.disableWinograd=1 */
+static int64_t wino_stride = 1;
 #define W2 "winograd F(2x2,3x3)"
+#define W2S "winograd F(2x2,3x3) stride 2"
 #define W4 "winograd F(4x4,3x3)"
 #define GT "gathered taps"
 
 static void wino_case(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, const int64_t *pads, const char *act,
                       const float *ap, size_t nap, bool sum, const char *expect) {
-  int64_t oh = H + pads[0] + pads[2] - 2, ow = W + pads[1] + pads[3] - 2;
+  const int64_t sh = wino_stride, strides[2] = {sh, sh};
+  int64_t oh = (H + pads[0] + pads[2] - 3) / sh + 1, ow = (W + pads[1] + pads[3] - 3) / sh + 1;
   int64_t xd[4] = {N, C, H, W}, wd[4] = {K, C, 3, 3}, bd[1] = {K}, sd[4] = {N, K, oh, ow};
   ge_tensor *plain[4] = {rand_t(xd, 4, 1.f), rand_t(wd, 4, 0.2f), rand_t(bd, 1, 0.5f), sum ? rand_t(sd, 4, 1.f) : NULL};
   size_t n_in = sum ? 4 : 3;
-  ge_attr at[3] = {GE_ATTR_INTS("pads", pads, 4)};
+  ge_attr at[4] = {GE_ATTR_INTS("pads", pads, 4), GE_ATTR_INTS("strides", strides, 2)};
   const char *op;
   one_node o;
-  ge_tensor *want = conv_node_ref(&o, at, 1, act, ap, nap, plain, n_in, &op);
+  ge_tensor *want = conv_node_ref(&o, at, 2, act, ap, nap, plain, n_in, &op);
   static const int32_t to_nhwc[4] = {0, 2, 3, 1};
   ge_tensor *stored[4] = {permute4(plain[0], to_nhwc), plain[1], plain[2], sum ? permute4(plain[3], to_nhwc) : NULL};
   const ge_kernel *cand[8];
@@ -987,6 +991,16 @@ static void test_fast_winograd(void **unused) {
   wino_case(1, 1040, 20, 20, 24, p1, "", NULL, 0, false, W4);        /* Cin in two K blocks */
   wino_case(1, 64, 56, 56, 64, p1, "Relu", NULL, 0, true, W4);        /* 3136 pixels, the most it takes */
   wino_case(1, 16, 57, 56, 32, p1, "Relu", NULL, 0, false, NULL);     /* 3192: oneDNN's */
+  /* stride 2: the stride-2 F(2x2) from 256 channels on each side, for even output sizes of 16
+     tiles or more; else the direct GEMM (128 pixels or fewer) or oneDNN */
+  wino_stride = 2;
+  wino_case(1, 256, 28, 28, 256, p1, "Relu", NULL, 0, true, W2S);    /* ResNet-50's layer3.0: 14x14 */
+  wino_case(2, 260, 29, 27, 270, pa, NULL, NULL, 0, false, W2S);     /* odd inputs, asymmetric pads, channel tails */
+  wino_case(1, 256, 16, 16, 300, pb, "Clip", clip, 2, true, W2S);    /* 8x8: 64 pixels, 16 tiles */
+  wino_case(1, 256, 14, 14, 256, p1, "", NULL, 0, false, GT);        /* 7x7: 16 tiles for 49 pixels (0.91) */
+  wino_case(1, 128, 28, 28, 256, p1, "Relu", NULL, 0, false, NULL);  /* 128 input channels: oneDNN's */
+  wino_case(1, 256, 28, 28, 255, p1, "Relu", NULL, 0, false, NULL);  /* 255 output channels */
+  wino_stride = 1;
   /* ge.exec.disableWinograd: the 3x3 convolutions past the direct GEMM's pixels decline (to
      oneDNN's direct kernels); the direct GEMM takes the small ones */
   wino_off = true;
@@ -994,6 +1008,9 @@ static void test_fast_winograd(void **unused) {
   wino_case(1, 20, 13, 15, 40, p1, NULL, NULL, 0, false, NULL);
   wino_case(1, 16, 11, 11, 32, p1, "Relu", NULL, 0, false, GT);
   wino_case(1, 64, 7, 7, 96, p1, "Relu", NULL, 0, true, GT);
+  wino_stride = 2;
+  wino_case(1, 256, 28, 28, 256, p1, "Relu", NULL, 0, true, NULL);
+  wino_stride = 1;
   wino_off = false;
 }
 

@@ -84,10 +84,12 @@ typedef struct pg_state {
   float *bias_own;    /* Gemm: beta * C, when beta != 1 (C constant) */
   bool sum;           /* FusedConv / FusedMatMul input 3 (the residual), laid out as C */
   bool im2col;        /* A is gathered per run (not a 1x1, stride-1, unpadded convolution) */
-  bool wino;          /* a 3x3 convolution by Winograd F(m x m, 3x3): M tiles, K = Cin, N = Cout, ne GEMMs */
+  bool wino;          /* a 3x3 convolution by Winograd F(m x m, 3x3): M tiles, K = Cin, N = Cout, ng GEMMs */
   int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw; /* its geometry */
   int64_t th, tw;     /* Winograd: output tiles of m x m pixels per column and row */
-  int wm, ne;         /* Winograd: tile outputs m (2 or 4) and transformed elements ne = (m + 2)^2 */
+  int wm, ne;         /* Winograd: tile outputs m (2 or 4) and transformed elements ne = (m + 2)^2
+                         (stride 2: m = 2 and ne = 25, see wg_bt) */
+  int ng;             /* Winograd: GEMMs, one per distinct transformed weight (ne; stride 2: 16) */
   ge_fused_act act;
   float p0, p1;       /* activation parameters, as ge_dn_append_act reads them */
   /* bf16 on AMX (fast/amx.c) where bp16 is set: B packed as bf16 there (bp NULL); A, C and the
@@ -99,6 +101,12 @@ typedef struct pg_state {
 
 /* Rows of C as stored: a Winograd convolution's output pixels (its M counts tiles), else M. */
 static size_t out_rows(const pg_state *s) { return s->wino ? (size_t)(s->n * s->oh * s->ow) : s->M; }
+
+/* The Winograd variants (see the Winograd section): F(2x2, 3x3), F(4x4, 3x3) and the stride-2
+   F(2x2, 3x3); their outputs per tile side (wg_mo) and input tile side (wg_ai). */
+enum { WG_F2 = 2, WG_F4 = 4, WG_S2 = 5 };
+static inline int wg_mo(int var) { return var == WG_S2 ? 2 : var; }
+static inline int wg_ai(int var) { return var == WG_S2 ? 5 : var + 2; }
 
 /* ------------------------------------------------------------------ packing */
 
@@ -384,7 +392,37 @@ static void pg_rows_claim(void *arg, size_t w, size_t w1, size_t next) {
    the filter's halves are exact), so it rounds about as the direct form does.
    F(4x4, 3x3) (conv_geom: from PG_WINO4_MIN_PX output pixels) is the same with 6x6 input tiles
    at stride 4, 36 elements and 4x4 outputs: V and M are [36][T][C]; its matrices are in wg_bt,
-   wg_at and pack_wino. */
+   wg_at and pack_wino.
+   A stride-2 3x3 convolution (WG_S2) nests a one-dimensional algorithm for two outputs y0 =
+   g0 x0 + g1 x1 + g2 x2, y1 = g0 x2 + g1 x3 + g2 x4 from a window of five inputs: the even ones
+   by F(2, 2) with the taps g0, g2 (3 multiplies), the odd ones by g1 alone (2), so 5
+   multiplies where the direct sum takes 6; in two dimensions 25 for a 2x2 output tile where
+   it takes 36 (1.44x fewer), from 5x5 input tiles at stride 4.  B^T = [1 0 -1 0 0; 0 0 1 0 0;
+   0 0 -1 0 1; 0 1 0 0 0; 0 0 0 1 0], G = [1 0 0; 1 0 1; 0 0 1; 0 1 0; 0 1 0], A^T = [1 1 0 1 0;
+   0 1 1 0 1].  G's last two rows are equal, so of the 25 transformed weights 16 differ: the
+   elements that share one are stored next to each other (wg_pos) and multiplied as one GEMM of
+   2 or 4 times the tiles' rows.  The transforms add and subtract only. */
+
+static int wg_var(const pg_state *s) { return s->sh == 2 ? WG_S2 : s->wm; }
+
+/* Where element (i, j) of a tile's transform lies among the ne: (i * a + j), except for WG_S2,
+   whose elements sharing a transformed weight are adjacent (rows and columns 3 and 4 of G are
+   equal): the 16 groups in order (gi, gj), gi = min(i, 3), each its elements row by row. */
+static const uint8_t wg_s2_pos[5][5] = {{0, 1, 2, 3, 4},      {5, 6, 7, 8, 9},      {10, 11, 12, 13, 14},
+                                        {15, 17, 19, 21, 22}, {16, 18, 20, 23, 24}};
+static inline int wg_pos(int var, int i, int j) { return var == WG_S2 ? wg_s2_pos[i][j] : i * wg_ai(var) + j; }
+/* GEMM k's first element and element count (WG_S2: group (k / 4, k % 4)); else (k, 1). */
+static void wg_group(const pg_state *s, size_t k, size_t *e0, size_t *ne) {
+  static const uint8_t start[16] = {0, 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 15, 17, 19, 21};
+  static const uint8_t count[16] = {1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 2, 2, 2, 4};
+  if (s->ng == s->ne) {
+    *e0 = k;
+    *ne = 1;
+  } else {
+    *e0 = start[k];
+    *ne = count[k];
+  }
+}
 
 /* Tiles per block.  Transformed weights (16 x Cin x Cout floats) that stay in L2 are read once
    per block: the tiles are then taken in blocks whose V and M (64 (Cin + Cout) bytes a tile)
@@ -414,7 +452,7 @@ static size_t wg_block_tiles(const wg_job *g, size_t blk) {
 static float *wg_v(const wg_job *g, size_t blk) { return g->buf + blk * (size_t)g->s->ne * g->tb * (g->s->K + g->s->N); }
 static float *wg_m(const wg_job *g, size_t blk, size_t nt) { return wg_v(g, blk) + (size_t)g->s->ne * nt * g->s->K; }
 
-/* Tile t's image and the top-left pixel of its m x m outputs. */
+/* Tile t's image and the top-left pixel of its m x m outputs (of its input tile: times the stride). */
 static void wg_tile(const pg_state *s, size_t t, size_t *n, int64_t *oy, int64_t *ox) {
   size_t tiles = (size_t)(s->th * s->tw), r = t % tiles;
   *n = t / tiles;
@@ -425,9 +463,18 @@ static void wg_tile(const pg_state *s, size_t t, size_t *n, int64_t *oy, int64_t
 /* The transforms of one column or row of a tile: the vectors x[0], x[st], .. in, y[0], y[st2],
    .. out.  F(2x2, 3x3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], A^T = [1 1 1 0; 0 1 -1 -1].
    F(4x4, 3x3): B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0;
-   0 4 0 -5 0 1], A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]. */
+   0 4 0 -5 0 1], A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1].  WG_S2: above.
+   m is the variant (WG_F2, WG_F4, WG_S2). */
 PG_TARGET static inline __attribute__((always_inline)) void wg_bt(const __m512 *x, int st, __m512 *y, int st2,
                                                                    const int m) {
+  if (m == WG_S2) {
+    y[0] = _mm512_sub_ps(x[0], x[2 * st]);
+    y[st2] = x[2 * st];
+    y[2 * st2] = _mm512_sub_ps(x[4 * st], x[2 * st]);
+    y[3 * st2] = x[st];
+    y[4 * st2] = x[3 * st];
+    return;
+  }
   if (m == 2) {
     y[0] = _mm512_sub_ps(x[0], x[2 * st]);
     y[st2] = _mm512_add_ps(x[st], x[2 * st]);
@@ -448,6 +495,11 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_bt(const __m512 *
 }
 PG_TARGET static inline __attribute__((always_inline)) void wg_at(const __m512 *x, int st, __m512 *y, int st2,
                                                                    const int m) {
+  if (m == WG_S2) {
+    y[0] = _mm512_add_ps(_mm512_add_ps(x[0], x[st]), x[3 * st]);
+    y[st2] = _mm512_add_ps(_mm512_add_ps(x[st], x[2 * st]), x[4 * st]);
+    return;
+  }
   if (m == 2) {
     y[0] = _mm512_add_ps(_mm512_add_ps(x[0], x[st]), x[2 * st]);
     y[st2] = _mm512_sub_ps(_mm512_sub_ps(x[st], x[2 * st]), x[3 * st]);
@@ -462,18 +514,18 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_at(const __m512 *
 }
 
 /* V[e][t - tb][c] = (B^T d B)[e] for tiles [t0, t1) of the block starting at tile tb, of nt tiles,
-   16 channels at a time; d is the tile's (m + 2) x (m + 2) input pixels. */
+   16 channels at a time; d is the tile's a x a input pixels.  var: the variant (WG_F2, ..). */
 PG_TARGET static inline __attribute__((always_inline)) void wg_input_m(const wg_job *g, size_t tb, size_t nt, float *v,
-                                                                        size_t t0, size_t t1, const int m) {
+                                                                        size_t t0, size_t t1, const int var) {
   const pg_state *s = g->s;
   const size_t C = s->K;
-  const int a = m + 2;
+  const int a = wg_ai(var);
   for (size_t t = t0; t < t1; t++) {
     size_t n;
     int64_t iy0, ix0;
     wg_tile(s, t, &n, &iy0, &ix0);
-    iy0 -= s->pt;
-    ix0 -= s->pl;
+    iy0 = iy0 * s->sh - s->pt;
+    ix0 = ix0 * s->sw - s->pl;
     const float *px[6][6];
     for (int i = 0; i < a; i++)
       for (int j = 0; j < a; j++) {
@@ -486,28 +538,32 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_input_m(const wg_
       __m512 d[6][6], q[6][6], o[6];
       for (int i = 0; i < a; i++)
         for (int j = 0; j < a; j++) d[i][j] = px[i][j] ? _mm512_maskz_loadu_ps(mk, px[i][j] + c) : _mm512_setzero_ps();
-      for (int j = 0; j < a; j++) wg_bt(&d[0][j], 6, &q[0][j], 6, m); /* B^T d, by columns */
-      for (int i = 0; i < a; i++) {                                   /* (B^T d) B, by rows */
-        wg_bt(q[i], 1, o, 1, m);
-        for (int j = 0; j < a; j++) _mm512_mask_storeu_ps(v + ((size_t)(i * a + j) * nt + t - tb) * C + c, mk, o[j]);
+      for (int j = 0; j < a; j++) wg_bt(&d[0][j], 6, &q[0][j], 6, var); /* B^T d, by columns */
+      for (int i = 0; i < a; i++) {                                     /* (B^T d) B, by rows */
+        wg_bt(q[i], 1, o, 1, var);
+        for (int j = 0; j < a; j++)
+          _mm512_mask_storeu_ps(v + ((size_t)wg_pos(var, i, j) * nt + t - tb) * C + c, mk, o[j]);
       }
     }
   }
 }
 
-/* M_e = V_e x U_e over a block's nt tiles for the transformed elements e in [e0, e1), each whole;
-   during the last, element e_next's weights are prefetched (SIZE_MAX: none). */
-static void wg_gemms(const wg_job *g, size_t nt, const float *v, float *m, size_t e0, size_t e1, size_t e_next) {
+/* M_e = V_e x U_e over a block's nt tiles for the GEMMs k in [k0, k1), each whole (GEMM k: the
+   elements of wg_group, which share U); during the last, GEMM k_next's weights are prefetched
+   (SIZE_MAX: none). */
+static void wg_gemms(const wg_job *g, size_t nt, const float *v, float *m, size_t k0, size_t k1, size_t k_next) {
   const pg_state *s0 = g->s;
-  const size_t per_e = s0->np * s0->K * PG_NR; /* floats of one element's panels */
-  for (size_t e = e0; e < e1; e++) {
+  const size_t per_e = s0->np * s0->K * PG_NR; /* floats of one GEMM's panels */
+  for (size_t k = k0; k < k1; k++) {
+    size_t e, ne;
+    wg_group(s0, k, &e, &ne);
     pg_state se = *s0;
-    se.M = nt;
-    se.bp = s0->bp + e * per_e;
+    se.M = ne * nt;
+    se.bp = s0->bp + k * per_e;
     se.act = GE_ACT_NONE;
     pg_job j = {.s = &se, .A = v + e * nt * se.K, .C = m + e * nt * se.N};
-    size_t en = e + 1 < e1 ? e + 1 : e_next;
-    pg_range(&j, 0, nt, 0, se.np, en != SIZE_MAX && se.K <= PG_KC ? s0->bp + en * per_e : NULL);
+    size_t kn = k + 1 < k1 ? k + 1 : k_next;
+    pg_range(&j, 0, se.M, 0, se.np, kn != SIZE_MAX && se.K <= PG_KC ? s0->bp + kn * per_e : NULL);
   }
 }
 
@@ -515,10 +571,10 @@ static void wg_gemms(const wg_job *g, size_t nt, const float *v, float *m, size_
    and the residual, then the activation; each tile gives m x m output pixels. */
 PG_TARGET static inline __attribute__((always_inline)) void wg_output_m(const wg_job *g, size_t tb, size_t nt,
                                                                          const float *mb, size_t t0, size_t t1,
-                                                                         const int m) {
+                                                                         const int var) {
   const pg_state *s = g->s;
   const size_t N = s->N;
-  const int a = m + 2;
+  const int a = wg_ai(var), m = wg_mo(var);
   const bool relu = s->act == GE_ACT_RELU; /* in registers; the others after each pixel is stored */
   for (size_t t = t0; t < t1; t++) {
     size_t n;
@@ -533,11 +589,12 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_output_m(const wg
       __mmask16 mk = ge_fast_cols_mask(N - k, 0);
       __m512 e[6][6], q[4][6], o[4];
       for (int i = 0; i < a; i++)
-        for (int j = 0; j < a; j++) e[i][j] = _mm512_maskz_loadu_ps(mk, mb + ((size_t)(i * a + j) * nt + t - tb) * N + k);
-      for (int j = 0; j < a; j++) wg_at(&e[0][j], 6, &q[0][j], 6, m); /* A^T M, by columns */
+        for (int j = 0; j < a; j++)
+          e[i][j] = _mm512_maskz_loadu_ps(mk, mb + ((size_t)wg_pos(var, i, j) * nt + t - tb) * N + k);
+      for (int j = 0; j < a; j++) wg_at(&e[0][j], 6, &q[0][j], 6, var); /* A^T M, by columns */
       __m512 bv = g->bias ? _mm512_maskz_loadu_ps(mk, g->bias + k) : _mm512_setzero_ps();
       for (int i = 0; i < m; i++) { /* (A^T M) A, by rows */
-        wg_at(q[i], 1, o, 1, m);
+        wg_at(q[i], 1, o, 1, var);
         for (int j = 0; j < m; j++) {
           float *yp = py[i][j];
           if (!yp) continue;
@@ -556,12 +613,16 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_output_m(const wg
 }
 
 PG_TARGET static void wg_in(const wg_job *g, size_t tb, size_t nt, float *v, size_t t0, size_t t1) {
-  if (g->s->wm == 4) wg_input_m(g, tb, nt, v, t0, t1, 4);
-  else wg_input_m(g, tb, nt, v, t0, t1, 2);
+  int var = wg_var(g->s);
+  if (var == WG_F4) wg_input_m(g, tb, nt, v, t0, t1, WG_F4);
+  else if (var == WG_S2) wg_input_m(g, tb, nt, v, t0, t1, WG_S2);
+  else wg_input_m(g, tb, nt, v, t0, t1, WG_F2);
 }
 PG_TARGET static void wg_out(const wg_job *g, size_t tb, size_t nt, const float *m, size_t t0, size_t t1) {
-  if (g->s->wm == 4) wg_output_m(g, tb, nt, m, t0, t1, 4);
-  else wg_output_m(g, tb, nt, m, t0, t1, 2);
+  int var = wg_var(g->s);
+  if (var == WG_F4) wg_output_m(g, tb, nt, m, t0, t1, WG_F4);
+  else if (var == WG_S2) wg_output_m(g, tb, nt, m, t0, t1, WG_S2);
+  else wg_output_m(g, tb, nt, m, t0, t1, WG_F2);
 }
 
 /* stream mode: one block of all the tiles, each phase split over the threads */
@@ -586,7 +647,7 @@ static void wg_block_claim(void *arg, size_t b0, size_t b1, size_t next) {
     size_t tb = blk * g->tb, nt = wg_block_tiles(g, blk);
     float *v = wg_v(g, blk), *m = wg_m(g, blk, nt);
     wg_in(g, tb, nt, v, tb, tb + nt);
-    wg_gemms(g, nt, v, m, 0, (size_t)g->s->ne, SIZE_MAX);
+    wg_gemms(g, nt, v, m, 0, (size_t)g->s->ng, SIZE_MAX);
     wg_out(g, tb, nt, m, tb, tb + nt);
   }
 }
@@ -603,7 +664,7 @@ static void wg_run(const pg_state *s, int threads, const float *x, const float *
   }
   /* (ge_parallel_for runs on the caller alone for one thread, and takes at most one a tile) */
   ge_parallel_for(threads, s->M, wg_input_chunk, &g);
-  ge_parallel_steal(threads, (size_t)s->ne, 1, 0, wg_gemm_claim, &g);
+  ge_parallel_steal(threads, (size_t)s->ng, 1, 0, wg_gemm_claim, &g);
   ge_parallel_for(threads, s->M, wg_output_chunk, &g);
 }
 #endif /* PG_X86 */
@@ -720,13 +781,28 @@ static ge_status gemm_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_t 
    ge.exec.disableWinograd=1 turns both off. */
 #define PG_WINO4_MIN_PX 400
 #define PG_WINO4_MAX_PX 3136
-/* Winograd's tile size m (2 or 4) for a 3x3 stride-1 convolution of n images of oh x ow output
-   pixels, M = n * oh * ow in all; 0: the direct GEMM on gathered pixels (M <= PG_CONV_MAX_M) or
-   oneDNN */
-static int wino_tile(int64_t n, int64_t oh, int64_t ow, size_t M) {
-  int64_t px = oh * ow;
+/* A 3x3 stride-2 convolution by the stride-2 F(2x2, 3x3) (WG_S2, 1.44x fewer multiplies than
+   the direct sum for even output sizes) where both channel counts are at least
+   PG_WINO_S2_MIN_C, its tiles number at least PG_WINO_MIN_TILES, take at most 0.7 of the
+   direct multiplies (even output sizes: 0.69), and the outputs are at most PG_WINO4_MAX_PX
+   pixels an image.  Per-layer minima against oneDNN's brgemm convolution (or the direct GEMM on
+   gathered pixels), 2-4 layers alternating, 1 / 2 threads: 256 -> 256 channels from 28x28 to
+   14x14 0.82 / 0.75 (ResNet-50's layer3.0: 1937 -> 1733 and 1171 -> 986 us), 56x56 -> 28x28
+   0.92 / 0.98, 16x16 -> 8x8 (to 384) 0.92 / 0.80, 512 from 28x28 0.75 / 0.62.  With fewer
+   channels the transforms (25 (Cin + Cout) a tile against 25 Cin Cout multiplies) outweigh the
+   saving: 128 from 56x56 (ResNet-50's layer2.0) 1.0-1.19, 64 from 112x112 1.1-1.4. */
+#define PG_WINO_S2_MIN_C 256
+/* Winograd's tile size m (2 or 4) for a 3x3 convolution of stride 1 or 2 over n images of oh x
+   ow output pixels, M = n * oh * ow in all, Cin -> Cout channels; 0: the direct GEMM on
+   gathered pixels (M <= PG_CONV_MAX_M) or oneDNN */
+static int wino_tile(int64_t n, int64_t oh, int64_t ow, size_t M, int64_t stride, int64_t cin, int64_t cout) {
+  int64_t px = oh * ow, tiles = ((oh + 1) / 2) * ((ow + 1) / 2);
+  if (stride == 2)
+    return cin >= PG_WINO_S2_MIN_C && cout >= PG_WINO_S2_MIN_C && px <= PG_WINO4_MAX_PX &&
+                   n * tiles >= PG_WINO_MIN_TILES && 25 * tiles * 10 <= 9 * px * 7
+               ? 2
+               : 0; /* 25 / 36 multiplies, at most 0.7 */
   if (M > PG_CONV_MAX_M) return px > PG_WINO4_MAX_PX ? 0 : px >= PG_WINO4_MIN_PX ? 4 : 2;
-  int64_t tiles = ((oh + 1) / 2) * ((ow + 1) / 2);
   return n * tiles >= PG_WINO_MIN_TILES && 16 * tiles * 5 <= 9 * px * 3 ? 2 : 0; /* 16 / 9 multiplies, at most 0.6 */
 }
 static bool nhwc_ok(int l, bool amx) { return l == GE_LAYOUT_NHWC || (amx && l == GE_LAYOUT_NHWC_BF16); }
@@ -762,11 +838,12 @@ static ge_status conv_geom(const ge_prepare_ctx *p, bool amx, pg_state *g, size_
                            .dh = (size_t)g->dh, .dw = (size_t)g->dw, .pt = (size_t)g->pt, .pl = (size_t)g->pl,
                            .oh = (size_t)g->oh, .ow = (size_t)g->ow};
     if (g->im2col) *K = ge_amx_conv_k(&g->acv);
-  } else if (!p->no_winograd && g->kh == 3 && g->kw == 3 && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
-             g->dw == 1 && (g->wm = wino_tile(g->n, g->oh, g->ow, *M)) != 0) {
+  } else if (!p->no_winograd && g->kh == 3 && g->kw == 3 && g->sh == g->sw && (g->sh == 1 || g->sh == 2) &&
+             g->dh == 1 && g->dw == 1 && (g->wm = wino_tile(g->n, g->oh, g->ow, *M, g->sh, g->c, (int64_t)*N)) != 0) {
     g->wino = true;
     g->im2col = false;
-    g->ne = (g->wm + 2) * (g->wm + 2);
+    g->ne = g->sh == 2 ? 25 : (g->wm + 2) * (g->wm + 2);
+    g->ng = g->sh == 2 ? 16 : g->ne;
     g->th = (g->oh + g->wm - 1) / g->wm;
     g->tw = (g->ow + g->wm - 1) / g->wm;
     *M = (size_t)(g->n * g->th * g->tw);
@@ -808,29 +885,31 @@ static void gather_rows(void *arg, size_t m0, size_t m1) {
   }
 }
 
-/* A Winograd convolution's weights [Cout, Cin, 3, 3]: U[e][ci][co] = (G g G^T)[e], packed as ne =
-   (m + 2)^2 matrices [Cin x Cout] (K = Cin, N = Cout), for tiles of m = 2 or 4 outputs.  The
-   products are formed in double and rounded once.  False when out of memory. */
-static bool pack_wino(const float *w, size_t K, size_t N, int m, float *bp) {
-  const int a = m + 2, ne = a * a;
-  float *u = malloc((size_t)ne * K * N * sizeof(float));
+/* A Winograd convolution's weights [Cout, Cin, 3, 3]: U[e][ci][co] = (G g G^T)[e], packed as ng
+   matrices [Cin x Cout] (K = Cin, N = Cout), one per GEMM (wg_group: the first of its elements),
+   for the variant var (WG_F2, WG_F4, WG_S2).  The products are formed in double and rounded
+   once.  False when out of memory. */
+static bool pack_wino(const float *w, size_t K, size_t N, int var, float *bp) {
+  const int a = wg_ai(var), ng = var == WG_S2 ? 16 : a * a, gc = var == WG_S2 ? 4 : a; /* GEMMs, per row */
+  float *u = malloc((size_t)ng * K * N * sizeof(float));
   if (!u) return false;
   static const double G2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
   static const double G4[6][3] = {{1. / 4, 0, 0},          {-1. / 6, -1. / 6, -1. / 6}, {-1. / 6, 1. / 6, -1. / 6},
                                   {1. / 24, 1. / 12, 1. / 6}, {1. / 24, -1. / 12, 1. / 6}, {0, 0, 1}};
-  const double(*G)[3] = m == 4 ? G4 : G2;
+  static const double GS2[4][3] = {{1, 0, 0}, {1, 0, 1}, {0, 0, 1}, {0, 1, 0}}; /* its 4 distinct rows */
+  const double(*G)[3] = var == WG_F4 ? G4 : var == WG_S2 ? GS2 : G2;
   for (size_t co = 0; co < N; co++)
     for (size_t ci = 0; ci < K; ci++) {
       const float *f = w + (co * K + ci) * 9;
       double t[6][3];
-      for (int i = 0; i < a; i++)
+      for (int i = 0; i < gc; i++)
         for (int b = 0; b < 3; b++) t[i][b] = G[i][0] * f[b] + G[i][1] * f[3 + b] + G[i][2] * f[6 + b];
-      for (int i = 0; i < a; i++)
-        for (int j = 0; j < a; j++)
-          u[((size_t)(i * a + j) * K + ci) * N + co] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
+      for (int i = 0; i < gc; i++)
+        for (int j = 0; j < gc; j++)
+          u[((size_t)(i * gc + j) * K + ci) * N + co] = (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
     }
   size_t np = (N + PG_NR - 1) / PG_NR;
-  for (size_t e = 0; e < (size_t)ne; e++) pack_b(u + e * K * N, K, N, false, 1.f, bp + e * np * K * PG_NR);
+  for (size_t e = 0; e < (size_t)ng; e++) pack_b(u + e * K * N, K, N, false, 1.f, bp + e * np * K * PG_NR);
   free(u);
   return true;
 }
@@ -892,7 +971,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
     if (ge_fo_in_dtype(p, 2) != GE_F32 || !ge_shape_numel(&p->in[2].type->shape, &bn) || bn != N)
       return decline(p, "bias");
   }
-  size_t np = (N + PG_NR - 1) / PG_NR, nb = geo.wino ? (size_t)geo.ne : 1; /* packed B matrices */
+  size_t np = (N + PG_NR - 1) / PG_NR, nb = geo.wino ? (size_t)geo.ng : 1; /* packed B matrices */
   if (np > SIZE_MAX / PG_NR / K / sizeof(float) / nb) return decline(p, "too large");
   size_t bytes = amx ? ge_amx_packed_elems(K, N) * sizeof(uint16_t) : nb * np * K * PG_NR * sizeof(float);
   pg_state *s = calloc(1, sizeof *s);
@@ -902,7 +981,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   bool packed = bmem != NULL;
   if (packed && amx && conv && geo.im2col) packed = ge_amx_pack_conv(w, N, &geo.acv, bmem);
   else if (packed && amx) ge_amx_pack(w, K, N, trans_b, alpha, bmem);
-  else if (packed && geo.wino) packed = pack_wino(w, K, N, geo.wm, bp);
+  else if (packed && geo.wino) packed = pack_wino(w, K, N, geo.sh == 2 ? WG_S2 : geo.wm, bp);
   else if (packed && conv && (geo.kh != 1 || geo.kw != 1)) packed = pack_taps(&geo, w, K, N, bp);
   else if (packed) pack_b(w, K, N, trans_b, alpha, bp);
   if (packed && bias && beta != 1.f) { /* gemm_geom: C is constant here */
@@ -1022,7 +1101,7 @@ static const char *pg_describe(const void *state) {
   const pg_state *s = state;
   if (!s) return NULL;
   if (s->bp16) return s->im2col ? "amx bf16, gathered taps" : "amx bf16";
-  if (s->wino) return s->wm == 4 ? "winograd F(4x4,3x3)" : "winograd F(2x2,3x3)";
+  if (s->wino) return s->wm == 4 ? "winograd F(4x4,3x3)" : s->sh == 2 ? "winograd F(2x2,3x3) stride 2" : "winograd F(2x2,3x3)";
   return s->im2col ? "gathered taps" : NULL;
 }
 
