@@ -107,6 +107,7 @@ static size_t out_rows(const pg_state *s) { return s->wino ? (size_t)(s->n * s->
 enum { WG_F2 = 2, WG_F4 = 4, WG_S2 = 5 };
 static inline int wg_mo(int var) { return var == WG_S2 ? 2 : var; }
 static inline int wg_ai(int var) { return var == WG_S2 ? 5 : var + 2; }
+static int wg_var(const pg_state *s) { return s->sh == 2 ? WG_S2 : s->wm; }
 
 /* ------------------------------------------------------------------ packing */
 
@@ -403,8 +404,6 @@ static void pg_rows_claim(void *arg, size_t w, size_t w1, size_t next) {
    elements that share one are stored next to each other (wg_pos) and multiplied as one GEMM of
    2 or 4 times the tiles' rows.  The transforms add and subtract only. */
 
-static int wg_var(const pg_state *s) { return s->sh == 2 ? WG_S2 : s->wm; }
-
 /* Where element (i, j) of a tile's transform lies among the ne: (i * a + j), except for WG_S2,
    whose elements sharing a transformed weight are adjacent (rows and columns 3 and 4 of G are
    equal): the 16 groups in order (gi, gj), gi = min(i, 3), each its elements row by row. */
@@ -424,15 +423,15 @@ static void wg_group(const pg_state *s, size_t k, size_t *e0, size_t *ne) {
   }
 }
 
-/* Tiles per block.  Transformed weights (16 x Cin x Cout floats) that stay in L2 are read once
-   per block: the tiles are then taken in blocks whose V and M (64 (Cin + Cout) bytes a tile)
+/* Tiles per block.  Transformed weights (ng x Cin x Cout floats) that stay in L2 are read once
+   per block: the tiles are then taken in blocks whose V and M (4 ne (Cin + Cout) bytes a tile)
    fill about 1 MiB, each block transformed, multiplied and transformed back while in cache,
    the blocks split over the threads.  Larger weights are streamed from memory once per run:
    one block of all the tiles, each phase split over the threads. */
 #define PG_WINO_HOT_W ((size_t)1 << 20)
 #define PG_WINO_BLOCK ((size_t)1 << 20)
 static size_t wg_tiles_per_block(const pg_state *s) {
-  if ((size_t)s->ne * s->K * s->N * sizeof(float) > PG_WINO_HOT_W) return s->M;
+  if ((size_t)s->ng * s->K * s->N * sizeof(float) > PG_WINO_HOT_W) return s->M;
   size_t tb = PG_WINO_BLOCK / ((size_t)s->ne * sizeof(float) * (s->K + s->N)) / PG_MR * PG_MR;
   if (tb < 4 * PG_MR) tb = 4 * PG_MR;
   return tb < s->M ? tb : s->M;
@@ -452,7 +451,8 @@ static size_t wg_block_tiles(const wg_job *g, size_t blk) {
 static float *wg_v(const wg_job *g, size_t blk) { return g->buf + blk * (size_t)g->s->ne * g->tb * (g->s->K + g->s->N); }
 static float *wg_m(const wg_job *g, size_t blk, size_t nt) { return wg_v(g, blk) + (size_t)g->s->ne * nt * g->s->K; }
 
-/* Tile t's image and the top-left pixel of its m x m outputs (of its input tile: times the stride). */
+/* Tile t's image and the top-left pixel of its m x m outputs (its input tile's is that times the
+   stride, less the padding). */
 static void wg_tile(const pg_state *s, size_t t, size_t *n, int64_t *oy, int64_t *ox) {
   size_t tiles = (size_t)(s->th * s->tw), r = t % tiles;
   *n = t / tiles;
@@ -981,7 +981,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   bool packed = bmem != NULL;
   if (packed && amx && conv && geo.im2col) packed = ge_amx_pack_conv(w, N, &geo.acv, bmem);
   else if (packed && amx) ge_amx_pack(w, K, N, trans_b, alpha, bmem);
-  else if (packed && geo.wino) packed = pack_wino(w, K, N, geo.sh == 2 ? WG_S2 : geo.wm, bp);
+  else if (packed && geo.wino) packed = pack_wino(w, K, N, wg_var(&geo), bp);
   else if (packed && conv && (geo.kh != 1 || geo.kw != 1)) packed = pack_taps(&geo, w, K, N, bp);
   else if (packed) pack_b(w, K, N, trans_b, alpha, bp);
   if (packed && bias && beta != 1.f) { /* gemm_geom: C is constant here */
