@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-#define GE_DEFAULT_SPINCOUNT "20000"
+#define GE_DEFAULT_SPINCOUNT "5000" /* python/ge/__init__.py sets the same */
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -41,8 +41,8 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
   /* oneDNN's OpenMP threads spin after each kernel, by default for milliseconds; the bound is
      read when the OpenMP runtime loads (before main).  Unless the user chose a policy, run
-     again with a short spin (GOMP_SPINCOUNT, about a tenth of a millisecond) after which idle
-     threads sleep. */
+     again with a short spin (GOMP_SPINCOUNT, 0.05-0.1 ms here: docs/options.md) after which
+     idle threads sleep. */
   if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) {
     setenv("GOMP_SPINCOUNT", GE_DEFAULT_SPINCOUNT, 1);
     execv("/proc/self/exe", argv);
