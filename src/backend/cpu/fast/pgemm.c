@@ -289,7 +289,13 @@ typedef struct pg_job {
 } pg_job;
 
 /* Rows [r0, r1) of panels [q0, q1); pf_after (K x 48 floats, or NULL)
-   is prefetched during the last panel: the panel this thread multiplies next. */
+   is prefetched during the last panel: the panel this thread multiplies next.
+   A row's sums are the same whichever rows share its micro-kernel block, except in blocks of 1
+   or 2 rows (ukernel_few adds its k-steps in two sets): so no block here has fewer than 3 rows
+   unless the range has, and callers cut a GEMM's rows only into ranges of 3 or more (pg_claim's
+   row blocks, the row split's pieces), so that a run's results do not depend on which thread
+   claimed what (ResNet-50's 49-row GEMMs at 2 threads differed by up to 3e-6 from run to run
+   when a claim ended on the 1-row block [48, 49)). */
 static void pg_range(const pg_job *g, size_t r0, size_t r1, size_t q0, size_t q1, const float *pf_after) {
   const pg_state *s = g->s;
   const size_t K = s->K, N = s->N;
@@ -297,8 +303,8 @@ static void pg_range(const pg_job *g, size_t r0, size_t r1, size_t q0, size_t q1
   size_t nkb = (K + PG_KC - 1) / PG_KC, kb = (K + nkb - 1) / nkb; /* K blocks of kb rows (the last may be less) */
   size_t mc = PG_ABLK / kb / PG_MR * PG_MR;
   if (mc < PG_MR) mc = PG_MR;
-  for (size_t m0 = r0; m0 < r1; m0 += mc) {
-    size_t m1 = m0 + mc < r1 ? m0 + mc : r1;
+  for (size_t m0 = r0, m1; m0 < r1; m0 = m1) {
+    m1 = r1 - m0 > mc + 2 ? m0 + mc : r1; /* a rest of 1-2 rows joins this chunk */
     size_t blocks = (m1 - m0 + PG_MR - 1) / PG_MR;
     /* the next panel (kc x 48 floats = 3*kc lines) spread over this panel's blocks x kc/2 slots */
     int per2 = (int)((6 + blocks - 1) / blocks);
@@ -338,8 +344,14 @@ static void pg_range(const pg_job *g, size_t r0, size_t r1, size_t q0, size_t q1
   }
 }
 
-/* The threads' work items are the (panel, PG_MR-row block) pairs, panel by panel: item w is
-   rows [8 (w % nmb), 8 (w % nmb + 1)) of panel w / nmb.  A claim [w, w1) of them (from
+/* Row blocks of the panel split: M / 8 rounded up, except that a last block of 1 or 2 rows joins
+   the one before it (pg_range: such a block would sum differently). */
+static size_t pg_row_blocks(size_t M) {
+  return M > PG_MR && M % PG_MR <= 2 ? M / PG_MR : (M + PG_MR - 1) / PG_MR;
+}
+
+/* The threads' work items are the (panel, row block) pairs, panel by panel: item w is rows
+   [8 b, 8 (b + 1)) of panel w / nmb, b = w % nmb (the last block: to M).  A claim [w, w1) of them (from
    ge_parallel_steal) runs as whole panels where it covers them and row ranges of a panel where
    it does not, so that the even shares split 11 panels 5.5 / 5.5 over two threads (the 7x7
    stages' 512 output channels), and the panel of the item `next` (the claim this thread
@@ -347,7 +359,7 @@ static void pg_range(const pg_job *g, size_t r0, size_t r1, size_t q0, size_t q1
 static void pg_claim(void *arg, size_t w, size_t w1, size_t next) {
   const pg_job *g = arg;
   const pg_state *s = g->s;
-  const size_t M = s->M, nmb = (M + PG_MR - 1) / PG_MR;
+  const size_t M = s->M, nmb = pg_row_blocks(M);
   while (w < w1) {
     size_t q = w / nmb, b0 = w % nmb, b1 = w1 - q * nmb < nmb ? w1 - q * nmb : nmb, qe = q + 1;
     if (b0 == 0 && b1 == nmb) { /* whole panels [q, qe) */
@@ -358,7 +370,7 @@ static void pg_claim(void *arg, size_t w, size_t w1, size_t next) {
     /* the panel this thread multiplies after this one: the claim's next, else the next claim's */
     size_t qn = w_next < w1 ? w_next / nmb : next != SIZE_MAX ? next / nmb : SIZE_MAX;
     const float *pf = qn != SIZE_MAX && qn != qe - 1 ? s->bp + qn * s->K * PG_NR : NULL;
-    pg_range(g, b0 * PG_MR, b1 * PG_MR < M ? b1 * PG_MR : M, q, qe, pf);
+    pg_range(g, b0 * PG_MR, b1 == nmb ? M : b1 * PG_MR, q, qe, pf);
     w = w_next;
   }
 }
@@ -1077,7 +1089,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
     return GE_OK;
   }
   /* else the panel split: claims of whole panels, the last of a share in quarters (ge_steal_blocks) */
-  size_t nmb = (s->M + PG_MR - 1) / PG_MR, tail = 0, unit = ge_steal_blocks(t, s->np, nmb, &tail);
+  size_t nmb = pg_row_blocks(s->M), tail = 0, unit = ge_steal_blocks(t, s->np, nmb, &tail);
   ge_parallel_steal(t, s->np * nmb, unit, tail, pg_claim, &g);
   return GE_OK;
 #else
