@@ -775,7 +775,7 @@ static ge_status gemm_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_t 
    multiplies, e.g. 16 tiles for 7 x 7 outputs (0.58).  Per-layer minima, 6 layers of 3x3
    convolutions of C -> C channels, alternating the two: at 7x7 0.77 (C = 96-192), 0.92 (512)
    and 0.88 (1024) at 1 thread, 0.74-0.85 at 2; ResNet-50's 7x7 stage 1845 -> 1641 us a layer
-   at 1 thread, 1100 -> 830 at 2; GoogLeNet's 7x7 3x3 layers 0.87-0.92 and 0.69-0.78.  Its
+   at 1 thread, 1100 -> 830 at 2; GoogLeNet's 7x7 3x3 layers 0.88-0.92 and 0.69-1.01.  Its
    transformed weights are 16/9 the direct ones, which few tiles do not pay for at 1 thread:
    5x5 outputs (9 tiles, 0.64 the multiplies) 0.96-1.05, 4x4 at 512 channels (4 tiles) 1.43;
    4x4 in a batch of 4 (16 tiles) 0.82. */
