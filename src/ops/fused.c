@@ -22,15 +22,24 @@ static ge_status delegate(ge_infer_ctx *c, const char *op, int64_t opset, size_t
   return s->infer(&d);
 }
 
-/* Input 3 (Sum), where present, has the output's dtype and shape (no broadcast). */
-static ge_status check_sum(ge_infer_ctx *c) {
+/* Input 3 (Sum), where present, has the output's dtype, and its shape (FusedConv: no
+   broadcast); or, with bcast (FusedMatMul), it broadcasts with the product, which the output
+   then takes, as the Add it replaces did. */
+static ge_status check_sum(ge_infer_ctx *c, bool bcast) {
   if (c->n_in > 3 && c->in[3].present && c->in[3].type) {
     const ge_type *s = c->in[3].type;
     if (s->dtype != GE_DTYPE_COUNT && s->dtype != c->out[0].dtype)
       return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "input 3 (Sum) has dtype %s, the output %s",
                            ge_dtype_name(s->dtype), ge_dtype_name(c->out[0].dtype));
     const ge_shape *o = &c->out[0].shape;
-    if (s->shape.rank >= 0 && o->rank >= 0) {
+    if (bcast && s->shape.rank >= 0 && o->rank >= 0) {
+      ge_shape y;
+      if (ge_shape_broadcast(o, &s->shape, &y) != GE_OK)
+        return ge_infer_fail(c, GE_ERR_SHAPE, "input 3 (Sum) does not broadcast with the product");
+      c->out[0].shape = y;
+    } else if (bcast) {
+      c->out[0].shape.rank = GE_RANK_UNKNOWN;
+    } else if (s->shape.rank >= 0 && o->rank >= 0) {
       bool ok = s->shape.rank == o->rank;
       for (int32_t d = 0; ok && d < o->rank; d++)
         if (s->shape.dims[d] >= 0 && o->dims[d] >= 0 && s->shape.dims[d] != o->dims[d]) ok = false;
@@ -43,7 +52,7 @@ static ge_status check_sum(ge_infer_ctx *c) {
 static ge_status infer_fused_conv(ge_infer_ctx *c) {
   GE_CHECK(check_act(c));
   GE_CHECK(delegate(c, "Conv", 11, 3));
-  return check_sum(c);
+  return check_sum(c, false);
 }
 
 /* X [N, C, ...] -> the 1x1 convolution's [N, E, ...] (W [E, C, 1.., 1]) -> the depthwise
@@ -101,22 +110,7 @@ static ge_status infer_fused_matmul(ge_infer_ctx *c) {
       return ge_infer_fail(c, GE_ERR_SHAPE, "input 2 (Bias) has %lld entries, the output's last dim is %lld",
                            (long long)b->shape.dims[0], (long long)o->dims[o->rank - 1]);
   }
-  /* the Sum broadcasts with the product, as the Add it replaces did */
-  if (c->n_in > 3 && c->in[3].present && c->in[3].type) {
-    const ge_type *st = c->in[3].type;
-    if (st->dtype != GE_DTYPE_COUNT && st->dtype != c->out[0].dtype)
-      return ge_infer_fail(c, GE_ERR_INVALID_ARGUMENT, "input 3 (Sum) has dtype %s, the output %s",
-                           ge_dtype_name(st->dtype), ge_dtype_name(c->out[0].dtype));
-    if (st->shape.rank >= 0 && c->out[0].shape.rank >= 0) {
-      ge_shape y;
-      if (ge_shape_broadcast(&c->out[0].shape, &st->shape, &y) != GE_OK)
-        return ge_infer_fail(c, GE_ERR_SHAPE, "input 3 (Sum) does not broadcast with the product");
-      c->out[0].shape = y;
-    } else {
-      c->out[0].shape.rank = GE_RANK_UNKNOWN;
-    }
-  }
-  return GE_OK;
+  return check_sum(c, true);
 }
 
 static const ge_dtype k_float[] = {GE_F32, GE_DTYPE_COUNT};

@@ -41,8 +41,8 @@ ge_status ge_pass_conv_sum(ge_graph *g, ge_pass_ctx *c, bool *changed) {
       bool mm = matmuls && matmul_like(&e, p);
       if (p < 0 || !(mm || conv_like(&e, p)) || !ge_edit_single_use(&e, cv)) continue;
       /* FusedMatMul's Sum broadcasts as the Add did (ops/fused.h): the shapes need not be known */
-      if (mm ? !ge_pu_is_f32(&e, cv) || !ge_pu_is_f32(&e, r)
-             : !ge_pu_is_f32(&e, cv) || !ge_pu_same_type(&e, cv, y) || !ge_pu_same_type(&e, r, y))
+      if (!ge_pu_is_f32(&e, cv) ||
+          (mm ? !ge_pu_is_f32(&e, r) : !ge_pu_same_type(&e, cv, y) || !ge_pu_same_type(&e, r, y)))
         continue;
       const ge_node *pn = &g->nodes[p];
       int32_t in[4] = {pn->inputs[0], pn->inputs[1], pn->n_inputs > 2 ? pn->inputs[2] : -1, r};

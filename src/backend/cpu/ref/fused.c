@@ -138,13 +138,12 @@ static bool product_dims(const ge_tensor *A, const ge_tensor *B, int64_t *d, int
   int64_t m = A->rank > 1 ? A->dims[A->rank - 2] : 1, k = A->dims[A->rank - 1];
   int64_t k2 = B->rank > 1 ? B->dims[B->rank - 2] : B->dims[0], n = B->rank > 1 ? B->dims[B->rank - 1] : 1;
   if (k != k2) return false;
-  int32_t ba = A->rank > 2 ? A->rank - 2 : 0, bb = B->rank > 2 ? B->rank - 2 : 0, br = ba > bb ? ba : bb;
-  for (int32_t i = 0; i < br; i++) {
-    int64_t x = i - (br - ba) >= 0 ? A->dims[i - (br - ba)] : 1, y = i - (br - bb) >= 0 ? B->dims[i - (br - bb)] : 1;
-    if (x != y && x != 1 && y != 1) return false;
-    d[i] = x == 1 ? y : x;
-  }
-  int32_t r = br;
+  ge_shape ba = {.rank = A->rank > 2 ? A->rank - 2 : 0}, bb = {.rank = B->rank > 2 ? B->rank - 2 : 0}, bo;
+  memcpy(ba.dims, A->dims, (size_t)ba.rank * sizeof *ba.dims);
+  memcpy(bb.dims, B->dims, (size_t)bb.rank * sizeof *bb.dims);
+  if (ge_shape_broadcast(&ba, &bb, &bo) != GE_OK) return false;
+  int32_t r = bo.rank;
+  memcpy(d, bo.dims, (size_t)r * sizeof *d);
   if (A->rank > 1) d[r++] = m;
   if (B->rank > 1) d[r++] = n;
   *rank = r;
