@@ -16,7 +16,7 @@ setup:
 	@scripts/setup.sh
 
 $(BUILD)/Makefile: CMakeLists.txt
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release > /dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DGE_PYTHON_EXT=ON -DPython3_EXECUTABLE=$(CURDIR)/$(PY) > /dev/null
 
 # progress lines are dropped; warnings and errors show, and a failed build fails the target
 QUIET_BUILD = 2>&1 | { grep -v -E '^\[|^g?make\[' || true; }

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 DEB_PACKAGES=(build-essential cmake pkg-config clang libclang-rt-14-dev
   libprotobuf-c-dev protobuf-c-compiler libcmocka-dev libcjson-dev libdnnl-dev
   libjpeg62-turbo-dev libopenjp2-7-dev libwebp-dev
-  python3 python3-venv python3-torch python3-torchvision)
+  python3 python3-dev python3-venv python3-torch python3-torchvision)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

@@ -5,6 +5,10 @@ The shared library is found in this order:
   2. libge.so next to this file (an installed package);
   3. <repo>/build/libge.so, relative to this file (a source checkout).
 
+`fast` is the C run path (ge._gefast, built as _gefast.so next to the library when Python's
+and numpy's headers were found; None without it, or with GE_PY_FAST=0): Session.run_graph
+takes it for plain numpy inputs and falls back to ctypes for everything else.
+
 Every function used by the package has its argtypes/restype declared here.  `check(status)`
 turns a non-zero ge_status into the matching GeError subclass carrying ge_last_error(); it must
 be called right after the failing call, on the same thread (the message is thread-local).
@@ -391,3 +395,33 @@ def make_options(options):
         arr[i].key = k
         arr[i].value = v
     return arr, len(items), items
+
+
+# ----------------------------------------------------------------------------- the C run path
+
+
+def _load_fast():
+    """ge._gefast from the library's folder, given this library's functions; None without it."""
+    if os.environ.get("GE_PY_FAST", "1") == "0" or ge_tensor_kind is None:
+        return None
+    path = os.path.join(os.path.dirname(library_path), "_gefast.so")
+    if not os.path.exists(path):
+        return None
+    try:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(__package__ + "._gefast", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        addr = [ctypes.cast(f, ctypes.c_void_p).value for f in (
+            lib.ge_tensor_wrap, lib.ge_tensor_free, lib.ge_session_run_graph, lib.ge_tensor_kind,
+            lib.ge_tensor_dtype, lib.ge_tensor_rank, lib.ge_tensor_dims, lib.ge_tensor_nbytes,
+            lib.ge_tensor_data)]
+        # numpy's builtin dtypes only (bfloat16 and the float8s of ml_dtypes are not builtin)
+        types = {g: d.num for g, d in _NP_OF_GE.items() if d.num < 64 and d.isbuiltin == 1}
+        mod.init(*addr, types)
+        return mod
+    except Exception:  # an extension built for another Python or numpy: the ctypes path
+        return None
+
+
+fast = _load_fast()

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from . import _lib as L
-from ._tensor import CTensor, from_numpy, from_value, outputs_to_numpy
+from ._tensor import CTensor, free_outputs, from_numpy, from_value, outputs_to_numpy, to_numpy
 
 __all__ = ["ValueInfo", "Graph", "Session", "InferenceSession", "initialize", "finalize",
            "PRECISION_MODES"]
@@ -379,6 +379,29 @@ def _prepare_inputs(values, infos, context):
     return tensors
 
 
+def _fast_want(infos):
+    """The declared input dtypes for L.fast.run (-1: any), or False where an input is not a
+    tensor (sequences and optionals take the ctypes path)."""
+    if infos is None:
+        return None
+    want = []
+    for info in infos:
+        if getattr(info, "kind", L.GE_KIND_TENSOR) != L.GE_KIND_TENSOR:
+            return False
+        want.append(info.ge_dtype if info.ge_dtype is not None else -1)
+    return tuple(want)
+
+
+def _fast_output(res, i):
+    """Output i of an L.fast run that it returned as a ge_tensor* address: converted by the
+    ctypes path; on failure the other addresses left are freed too."""
+    try:
+        return to_numpy(res[i])
+    except BaseException:
+        free_outputs([p for p in res[i + 1:] if type(p) is int])
+        raise
+
+
 def _free_all(tensors):
     for t in tensors:
         t.free()
@@ -426,6 +449,7 @@ class Session:
         self._ptr = _create_session(options)
         self._infos = {}        # graph id -> list of input ValueInfo (dtype checks)
         self._n_out = {}        # graph id -> number of outputs
+        self._fast_want = {}    # graph id -> declared input dtypes for L.fast; absent: not taken
         self._async = _AsyncRuns()  # no reference back to self: no cycle, prompt __del__
         self._callbacks = {}    # key -> CFUNCTYPE object
 
@@ -477,11 +501,13 @@ class Session:
                 owned.free()
         self._infos[int(graph_id)] = infos
         self._n_out[int(graph_id)] = n_out
+        self._fast_want[int(graph_id)] = _fast_want(infos)
 
     def remove_graph(self, graph_id):
         L.check(L.ge_session_remove_graph(self.ptr, int(graph_id)))
         self._infos.pop(int(graph_id), None)
         self._n_out.pop(int(graph_id), None)
+        self._fast_want.pop(int(graph_id), None)
 
     def build_graph(self, graph_id):
         L.check(L.ge_session_build_graph(self.ptr, int(graph_id)))
@@ -504,6 +530,16 @@ class Session:
         n_out = self._num_outputs(gid)
         if outputs is not None:
             return self._run_into(gid, n_out, inputs, outputs)
+        want = self._fast_want.get(gid, False)
+        if L.fast is not None and want is not False:
+            r = L.fast.run(self.ptr, gid, inputs if type(inputs) is list else list(inputs), n_out, want)
+            if r is not None:  # it ran
+                L.check(r[0])
+                res = r[1]
+                for i, o in enumerate(res):
+                    if type(o) is int:  # a value only the ctypes path converts
+                        res[i] = _fast_output(res, i)
+                return res
         tensors = _prepare_inputs(list(inputs), self._infos.get(gid),
                                   "ge.Session.run_graph(%d)" % gid)
         try:

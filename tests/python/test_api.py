@@ -12,6 +12,18 @@ from onnx import helper, numpy_helper
 F32 = np.float32
 
 
+@pytest.fixture(autouse=True, params=["fast", "ctypes"])
+def run_path(request, ge, monkeypatch):
+    """Every test here runs on both of Session.run_graph's paths: the C one (ge._gefast, where
+    it was built) and ctypes."""
+    from ge import _lib
+    if request.param == "fast" and _lib.fast is None:
+        pytest.skip("ge._gefast is not built")
+    if request.param == "ctypes":
+        monkeypatch.setattr(_lib, "fast", None)
+    return request.param
+
+
 @pytest.fixture
 def add_relu(make_model):
     """z = Relu(x + y), x, y: float32 [2, 3]."""

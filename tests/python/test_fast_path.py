@@ -1,0 +1,151 @@
+"""Session.run_graph's C path (python/ge/_gefast.c) against its ctypes path: the same results,
+the same errors, the ctypes path taking what the C one leaves."""
+
+import os
+import threading
+
+import numpy as np
+import pytest
+from onnx import helper
+
+F32 = np.float32
+
+
+@pytest.fixture
+def lib(ge):
+    from ge import _lib
+    return _lib
+
+
+def _both(lib, monkeypatch, sess, feeds):
+    """Outputs on the C path, then on the ctypes path."""
+    fast = sess.run(None, feeds)
+    with monkeypatch.context() as m:
+        m.setattr(lib, "fast", None)
+        slow = sess.run(None, feeds)
+    return fast, slow
+
+
+def _no_ctypes_inputs(monkeypatch):
+    """Makes the ctypes path's input conversion fail: a run that reaches it fails the test."""
+    from ge import session
+    def boom(*a, **k):
+        raise AssertionError("the ctypes path converted the inputs")
+    monkeypatch.setattr(session, "_prepare_inputs", boom)
+
+
+def test_built_extension_loads(ge, lib):
+    """Where the build made _gefast.so next to the library, the package uses it (a build for
+    another numpy or Python would silently fall back to ctypes)."""
+    path = os.path.join(os.path.dirname(lib.library_path), "_gefast.so")
+    if not os.path.exists(path) or os.environ.get("GE_PY_FAST") == "0":
+        pytest.skip("no _gefast.so next to %s" % lib.library_path)
+    assert lib.fast is not None, "%s exists but does not load" % path
+
+
+def test_dtypes_and_outputs_same_as_ctypes(ge, lib, make_model, monkeypatch):
+    if lib.fast is None:
+        pytest.skip("ge._gefast is not built")
+    data = make_model(
+        [helper.make_node("Add", ["a", "b"], ["c"]), helper.make_node("Greater", ["c", "b"], ["g"]),
+         helper.make_node("Cast", ["c"], ["h"], to=10), helper.make_node("Identity", ["e"], ["e2"]),
+         helper.make_node("Mul", ["x", "x"], ["x2"]), helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0)],
+        [("a", np.int64, [3]), ("b", np.int64, [3]), ("e", F32, [0, 4]), ("x", np.float64, [2, 2, 2])],
+        [("c", np.int64, [3]), ("g", np.bool_, [3]), ("h", np.float16, [3]), ("e2", F32, [0, 4]),
+         ("x2", np.float64, [2, 2, 2]), ("s", np.float64, [])])
+    sess = ge.InferenceSession(data)
+    feeds = {"a": np.array([1, -2, 3], np.int64), "b": np.array([10, 20, -30], np.int64),
+             "e": np.zeros((0, 4), F32), "x": np.arange(8, dtype=np.float64).reshape(2, 2, 2)}
+    with monkeypatch.context() as m:
+        _no_ctypes_inputs(m)
+        fast = sess.run(None, feeds)
+    _, slow = _both(lib, monkeypatch, sess, feeds)
+    assert len(fast) == len(slow) == 6
+    for f, s in zip(fast, slow):
+        assert type(f) is np.ndarray and f.dtype == s.dtype and f.shape == s.shape
+        np.testing.assert_array_equal(f, s)
+    np.testing.assert_array_equal(fast[0], feeds["a"] + feeds["b"])
+    assert fast[5].shape == () and fast[5] == 28.0
+    fast[4][0, 0, 0] = -1.0  # outputs are writeable and own their memory
+    del sess
+    assert fast[4][0, 0, 0] == -1.0 and fast[4][1, 1, 1] == 49.0
+
+
+def test_string_output_converted_by_ctypes(ge, lib, make_model, monkeypatch):
+    """An output numpy cannot view (a string tensor) comes back through the ctypes path's
+    conversion, in the same list."""
+    if lib.fast is None:
+        pytest.skip("ge._gefast is not built")
+    data = make_model([helper.make_node("Cast", ["x"], ["t"], to=8), helper.make_node("Relu", ["x"], ["r"])],
+                      [("x", F32, [3])], [("t", np.str_, [3]), ("r", F32, [3])])
+    sess = ge.InferenceSession(data)
+    x = np.array([1.5, -2.0, 0.0], F32)
+    with monkeypatch.context() as m:
+        _no_ctypes_inputs(m)
+        t, r = sess.run(None, {"x": x})
+    assert t.dtype == object and list(t) == ["1.5", "-2", "0"]
+    np.testing.assert_array_equal(r, np.maximum(x, 0))
+
+
+def test_ctypes_path_takes_what_fast_leaves(ge, lib, make_model, monkeypatch):
+    """Lists, non-contiguous views and other dtypes go the ctypes path: converted, or refused
+    with its message naming the input."""
+    if lib.fast is None:
+        pytest.skip("ge._gefast is not built")
+    data = make_model([helper.make_node("Add", ["x", "y"], ["z"])],
+                      [("x", F32, [2, 3]), ("y", F32, [2, 3])], [("z", F32, [2, 3])])
+    sess = ge.InferenceSession(data)
+    base = np.arange(24, dtype=F32).reshape(4, 6)
+    x, y = base[::2, ::2], base[1::2, 1::2]
+    assert not x.flags.c_contiguous
+    np.testing.assert_array_equal(sess.run(None, {"x": x, "y": y})[0], x + y)
+    np.testing.assert_array_equal(sess.run(None, {"x": x.tolist(), "y": y})[0], x + y)
+    with pytest.raises(ge.GeError, match=r"input 0 \('x'\) expects float32, got a numpy array of dtype float64"):
+        sess.run(None, {"x": x.astype(np.float64), "y": y})
+
+
+def test_run_errors_same_as_ctypes(ge, lib, make_model, monkeypatch):
+    if lib.fast is None:
+        pytest.skip("ge._gefast is not built")
+    data = make_model([helper.make_node("Add", ["x", "y"], ["z"])],
+                      [("x", F32, [2, 3]), ("y", F32, [2, 3])], [("z", F32, [2, 3])])
+    sess = ge.InferenceSession(data)
+    bad = {"x": np.zeros((4, 5), F32), "y": np.zeros((4, 5), F32)}
+    errors = []
+    for path in ("fast", "ctypes"):
+        with monkeypatch.context() as m:
+            if path == "ctypes":
+                m.setattr(lib, "fast", None)
+            with pytest.raises(ge.GeError) as e:
+                sess.run(None, bad)
+            errors.append((type(e.value), str(e.value)))
+    assert errors[0] == errors[1], errors
+    z = sess.run(None, {"x": np.ones((2, 3), F32), "y": np.ones((2, 3), F32)})[0]  # the session still runs
+    np.testing.assert_array_equal(z, 2 * np.ones((2, 3), F32))
+
+
+def test_threads_share_a_session(ge, lib, make_model):
+    """The C path runs the graph without the GIL: four threads at once, each result its own."""
+    if lib.fast is None:
+        pytest.skip("ge._gefast is not built")
+    w = np.random.default_rng(0).standard_normal((64, 64)).astype(F32)
+    from onnx import numpy_helper
+    data = make_model([helper.make_node("MatMul", ["x", "W"], ["y"])], [("x", F32, ["N", 64])],
+                      [("y", F32, ["N", 64])], initializers=[numpy_helper.from_array(w, "W")])
+    sess = ge.InferenceSession(data, threads=1)
+    errors = []
+
+    def worker(seed):
+        try:
+            x = np.random.default_rng(seed).standard_normal((8 + seed, 64)).astype(F32)
+            for _ in range(20):
+                (y,) = sess.run(None, {"x": x})
+                np.testing.assert_allclose(y, x @ w, rtol=1e-4, atol=1e-4)
+        except BaseException as e:  # noqa: BLE001
+            errors.append(e)
+    ts = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
