@@ -530,16 +530,9 @@ class Session:
         n_out = self._num_outputs(gid)
         if outputs is not None:
             return self._run_into(gid, n_out, inputs, outputs)
-        want = self._fast_want.get(gid, False)
-        if L.fast is not None and want is not False:
-            r = L.fast.run(self.ptr, gid, inputs if type(inputs) is list else list(inputs), n_out, want)
-            if r is not None:  # it ran
-                L.check(r[0])
-                res = r[1]
-                for i, o in enumerate(res):
-                    if type(o) is int:  # a value only the ctypes path converts
-                        res[i] = _fast_output(res, i)
-                return res
+        res = self._run_fast(gid, n_out, inputs if type(inputs) is list else list(inputs))
+        if res is not None:
+            return res
         tensors = _prepare_inputs(list(inputs), self._infos.get(gid),
                                   "ge.Session.run_graph(%d)" % gid)
         try:
@@ -549,6 +542,22 @@ class Session:
         finally:
             _free_all(tensors)
         return outputs_to_numpy(c_out, n_out)
+
+    def _run_fast(self, gid, n_out, inputs):
+        """The outputs of a run on L.fast (the C path), or None where it does not take the
+        inputs (nothing ran: the ctypes path takes the call)."""
+        want = self._fast_want.get(gid, False)
+        if L.fast is None or want is False:
+            return None
+        r = L.fast.run(self.ptr, gid, inputs, n_out, want)
+        if r is None:
+            return None
+        L.check(r[0])
+        res = r[1]
+        for i, o in enumerate(res):
+            if type(o) is int:  # a value only the ctypes path converts
+                res[i] = _fast_output(res, i)
+        return res
 
     def _run_into(self, gid, n_out, inputs, outputs):
         what = "ge.Session.run_graph(%d)" % gid
@@ -706,6 +715,15 @@ class InferenceSession:
         return idx
 
     def run(self, output_names, input_feed, run_options=None):
+        if output_names is None and type(input_feed) is dict and len(input_feed) == len(self._inputs):
+            try:  # the common call, with the fewest Python steps (they run cold after a run)
+                ins = [input_feed[v.name] for v in self._inputs]
+            except KeyError:
+                ins = None
+            if ins is not None:
+                res = self._session._run_fast(self._GRAPH_ID, len(self._outputs), ins)
+                if res is not None:
+                    return res
         idx = self._select(output_names)
         outs = self._session.run_graph(self._GRAPH_ID, self._ordered_inputs(input_feed))
         return outs if idx is None else [outs[i] for i in idx]
