@@ -11,8 +11,8 @@
  *
  * It takes only the plain case and leaves the rest to the ctypes path, which stays the
  * reference (and the one with the error messages): run() returns None, before anything ran,
- * when an input is not an exact C-contiguous aligned ndarray of a builtin numpy dtype ge
- * knows, or not of the dtype the graph declares; an output that is not a tensor of such a
+ * when an input is not an exact C-contiguous aligned ndarray in native byte order of a builtin
+ * numpy dtype ge knows, or not of the dtype the graph declares; an output that is not a tensor of such a
  * dtype (a string, bfloat16 or float8 tensor, a sequence, an optional) comes back as its
  * ge_tensor* address, for the ctypes path to convert.
  *
@@ -97,7 +97,7 @@ static int wrap_input(PyObject *o, long want, void **out) {
   PyArrayObject *a = (PyArrayObject *)o;
   int tn = PyArray_TYPE(a), r = PyArray_NDIM(a);
   if (tn < 0 || tn >= GF_TYPES || gf.ge_of_npy[tn] < 0 || (want >= 0 && gf.ge_of_npy[tn] != want) ||
-      !PyArray_ISCARRAY_RO(a) || r > GF_MAX_RANK)
+      !PyArray_ISCARRAY_RO(a) || !PyArray_ISNOTSWAPPED(a) || r > GF_MAX_RANK)
     return 0;
   int64_t dims[GF_MAX_RANK];
   for (int d = 0; d < r; d++) dims[d] = (int64_t)PyArray_DIM(a, d);

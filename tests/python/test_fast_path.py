@@ -100,6 +100,9 @@ def test_ctypes_path_takes_what_fast_leaves(ge, lib, make_model, monkeypatch):
     assert not x.flags.c_contiguous
     np.testing.assert_array_equal(sess.run(None, {"x": x, "y": y})[0], x + y)
     np.testing.assert_array_equal(sess.run(None, {"x": x.tolist(), "y": y})[0], x + y)
+    xs = np.ascontiguousarray(x).astype(">f4")  # float32, not in the machine's byte order
+    with pytest.raises(ge.GeError, match=r"expects float32, got a numpy array of dtype >f4"):
+        sess.run(None, {"x": xs, "y": y})
     with pytest.raises(ge.GeError, match=r"input 0 \('x'\) expects float32, got a numpy array of dtype float64"):
         sess.run(None, {"x": x.astype(np.float64), "y": y})
 
