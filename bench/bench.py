@@ -196,6 +196,16 @@ def measure_pair(model, threads, a):
     return r
 
 
+def ge_run_path():
+    """Which of the package's run paths the workers take (asked in a child process, so that this
+    one loads no engine)."""
+    code = ("import sys; sys.path.insert(0, %r); import ge._lib as L; "
+            "print('C run path (%%s)' %% L.fast.__file__ if L.fast else 'ctypes run path')"
+            % os.path.join(ROOT, "python"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else "? (%s)" % (r.stderr.strip().splitlines() or ["no output"])[-1]
+
+
 def fmt(x, spec="%.2f"):
     return "-" if x is None else spec % x
 
@@ -238,6 +248,7 @@ def main():
         return 1
     print("bench: %s; threads %s; %d warm-up, then %d alternating turns of %d iterations per engine" % (
         ", ".join(names), ",".join(map(str, threads)), a.warmup, max(a.rounds, 1), a.iters), flush=True)
+    print("bench: ge runs through the Python package's %s" % ge_run_path(), flush=True)
 
     rows, failed = [], False
     for name in names:
