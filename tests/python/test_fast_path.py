@@ -152,3 +152,19 @@ def test_threads_share_a_session(ge, lib, make_model):
     for t in ts:
         t.join()
     assert not errors, errors
+
+
+def test_bench_run_path_script(ge, lib):
+    """bench/run_path.py: both paths on a reference model, outputs checked equal, a table row."""
+    import subprocess
+    import sys
+    models = os.environ.get("GE_MODELS")
+    if lib.fast is None or not models or not os.path.exists(os.path.join(models, "mobilenetv2.onnx")):
+        pytest.skip("needs ge._gefast and the reference models (GE_MODELS)")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = subprocess.run([sys.executable, os.path.join(root, "bench", "run_path.py"), "--models", models,
+                        "--only", "mobilenetv2", "--threads", "1", "--rounds", "2", "--iters", "1"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    row = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("mobilenetv2")]
+    assert len(row) == 1 and row[0][1] == "1" and float(row[0][3]) > 0 and float(row[0][5]) > 0, r.stdout
