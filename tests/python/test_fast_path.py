@@ -2,7 +2,6 @@
 the same errors, the ctypes path taking what the C one leaves."""
 
 import os
-import threading
 
 import numpy as np
 import pytest
@@ -125,33 +124,6 @@ def test_run_errors_same_as_ctypes(ge, lib, make_model, monkeypatch):
     assert errors[0] == errors[1], errors
     z = sess.run(None, {"x": np.ones((2, 3), F32), "y": np.ones((2, 3), F32)})[0]  # the session still runs
     np.testing.assert_array_equal(z, 2 * np.ones((2, 3), F32))
-
-
-def test_threads_share_a_session(ge, lib, make_model):
-    """The C path runs the graph without the GIL: four threads at once, each result its own."""
-    if lib.fast is None:
-        pytest.skip("ge._gefast is not built")
-    w = np.random.default_rng(0).standard_normal((64, 64)).astype(F32)
-    from onnx import numpy_helper
-    data = make_model([helper.make_node("MatMul", ["x", "W"], ["y"])], [("x", F32, ["N", 64])],
-                      [("y", F32, ["N", 64])], initializers=[numpy_helper.from_array(w, "W")])
-    sess = ge.InferenceSession(data, threads=1)
-    errors = []
-
-    def worker(seed):
-        try:
-            x = np.random.default_rng(seed).standard_normal((8 + seed, 64)).astype(F32)
-            for _ in range(20):
-                (y,) = sess.run(None, {"x": x})
-                np.testing.assert_allclose(y, x @ w, rtol=1e-4, atol=1e-4)
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
-    ts = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert not errors, errors
 
 
 def test_bench_run_path_script(ge, lib):
