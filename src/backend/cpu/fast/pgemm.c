@@ -108,6 +108,8 @@ enum { WG_F2 = 2, WG_F4 = 4, WG_S2 = 5 };
 static inline int wg_mo(int var) { return var == WG_S2 ? 2 : var; }
 static inline int wg_ai(int var) { return var == WG_S2 ? 5 : var + 2; }
 static int wg_var(const pg_state *s) { return s->sh == 2 ? WG_S2 : s->wm; }
+/* its GEMMs: one per distinct transformed weight (WG_S2: 16 of its 25 elements, wg_group) */
+static inline int wg_ng(int var) { return var == WG_S2 ? 16 : wg_ai(var) * wg_ai(var); }
 
 /* ------------------------------------------------------------------ packing */
 
@@ -854,8 +856,8 @@ static ge_status conv_geom(const ge_prepare_ctx *p, bool amx, pg_state *g, size_
              g->dh == 1 && g->dw == 1 && (g->wm = wino_tile(g->n, g->oh, g->ow, *M, g->sh, g->c, (int64_t)*N)) != 0) {
     g->wino = true;
     g->im2col = false;
-    g->ne = g->sh == 2 ? 25 : (g->wm + 2) * (g->wm + 2);
-    g->ng = g->sh == 2 ? 16 : g->ne;
+    g->ne = wg_ai(wg_var(g)) * wg_ai(wg_var(g));
+    g->ng = wg_ng(wg_var(g));
     g->th = (g->oh + g->wm - 1) / g->wm;
     g->tw = (g->ow + g->wm - 1) / g->wm;
     *M = (size_t)(g->n * g->th * g->tw);
@@ -902,7 +904,7 @@ static void gather_rows(void *arg, size_t m0, size_t m1) {
    for the variant var (WG_F2, WG_F4, WG_S2).  The products are formed in double and rounded
    once.  False when out of memory. */
 static bool pack_wino(const float *w, size_t K, size_t N, int var, float *bp) {
-  const int a = wg_ai(var), ng = var == WG_S2 ? 16 : a * a, gc = var == WG_S2 ? 4 : a; /* GEMMs, per row */
+  const int a = wg_ai(var), ng = wg_ng(var), gc = var == WG_S2 ? 4 : a; /* GEMMs, per row */
   float *u = malloc((size_t)ng * K * N * sizeof(float));
   if (!u) return false;
   static const double G2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
