@@ -530,10 +530,11 @@ class Session:
         n_out = self._num_outputs(gid)
         if outputs is not None:
             return self._run_into(gid, n_out, inputs, outputs)
-        res = self._run_fast(gid, n_out, inputs if type(inputs) is list else list(inputs))
+        inputs = inputs if type(inputs) is list else list(inputs)
+        res = self._run_fast(gid, n_out, inputs)
         if res is not None:
             return res
-        tensors = _prepare_inputs(list(inputs), self._infos.get(gid),
+        tensors = _prepare_inputs(inputs, self._infos.get(gid),
                                   "ge.Session.run_graph(%d)" % gid)
         try:
             c_in = (ctypes.c_void_p * max(len(tensors), 1))(*[t.ptr for t in tensors])

@@ -16,13 +16,10 @@ def lib(ge):
     return _lib
 
 
-def _both(lib, monkeypatch, sess, feeds):
-    """Outputs on the C path, then on the ctypes path."""
-    fast = sess.run(None, feeds)
-    with monkeypatch.context() as m:
-        m.setattr(lib, "fast", None)
-        slow = sess.run(None, feeds)
-    return fast, slow
+@pytest.fixture
+def fast_lib(lib):
+    """ge._lib, where its C path is built (else the test is skipped)."""
+    return lib
 
 
 def _no_ctypes_inputs(monkeypatch):
@@ -42,9 +39,7 @@ def test_built_extension_loads(ge, lib):
     assert lib.fast is not None, "%s exists but does not load" % path
 
 
-def test_dtypes_and_outputs_same_as_ctypes(ge, lib, make_model, monkeypatch):
-    if lib.fast is None:
-        pytest.skip("ge._gefast is not built")
+def test_dtypes_and_outputs_same_as_ctypes(ge, fast_lib, make_model, monkeypatch):
     data = make_model(
         [helper.make_node("Add", ["a", "b"], ["c"]), helper.make_node("Greater", ["c", "b"], ["g"]),
          helper.make_node("Cast", ["c"], ["h"], to=10), helper.make_node("Identity", ["e"], ["e2"]),
@@ -58,7 +53,9 @@ def test_dtypes_and_outputs_same_as_ctypes(ge, lib, make_model, monkeypatch):
     with monkeypatch.context() as m:
         _no_ctypes_inputs(m)
         fast = sess.run(None, feeds)
-    _, slow = _both(lib, monkeypatch, sess, feeds)
+    with monkeypatch.context() as m:
+        m.setattr(fast_lib, "fast", None)
+        slow = sess.run(None, feeds)
     assert len(fast) == len(slow) == 6
     for f, s in zip(fast, slow):
         assert type(f) is np.ndarray and f.dtype == s.dtype and f.shape == s.shape
@@ -70,11 +67,9 @@ def test_dtypes_and_outputs_same_as_ctypes(ge, lib, make_model, monkeypatch):
     assert fast[4][0, 0, 0] == -1.0 and fast[4][1, 1, 1] == 49.0
 
 
-def test_string_output_converted_by_ctypes(ge, lib, make_model, monkeypatch):
+def test_string_output_converted_by_ctypes(ge, fast_lib, make_model, monkeypatch):
     """An output numpy cannot view (a string tensor) comes back through the ctypes path's
     conversion, in the same list."""
-    if lib.fast is None:
-        pytest.skip("ge._gefast is not built")
     data = make_model([helper.make_node("Cast", ["x"], ["t"], to=8), helper.make_node("Relu", ["x"], ["r"])],
                       [("x", F32, [3])], [("t", np.str_, [3]), ("r", F32, [3])])
     sess = ge.InferenceSession(data)
@@ -86,11 +81,9 @@ def test_string_output_converted_by_ctypes(ge, lib, make_model, monkeypatch):
     np.testing.assert_array_equal(r, np.maximum(x, 0))
 
 
-def test_ctypes_path_takes_what_fast_leaves(ge, lib, make_model, monkeypatch):
+def test_ctypes_path_takes_what_fast_leaves(ge, fast_lib, make_model, monkeypatch):
     """Lists, non-contiguous views and other dtypes go the ctypes path: converted, or refused
     with its message naming the input."""
-    if lib.fast is None:
-        pytest.skip("ge._gefast is not built")
     data = make_model([helper.make_node("Add", ["x", "y"], ["z"])],
                       [("x", F32, [2, 3]), ("y", F32, [2, 3])], [("z", F32, [2, 3])])
     sess = ge.InferenceSession(data)
@@ -106,9 +99,7 @@ def test_ctypes_path_takes_what_fast_leaves(ge, lib, make_model, monkeypatch):
         sess.run(None, {"x": x.astype(np.float64), "y": y})
 
 
-def test_run_errors_same_as_ctypes(ge, lib, make_model, monkeypatch):
-    if lib.fast is None:
-        pytest.skip("ge._gefast is not built")
+def test_run_errors_same_as_ctypes(ge, fast_lib, make_model, monkeypatch):
     data = make_model([helper.make_node("Add", ["x", "y"], ["z"])],
                       [("x", F32, [2, 3]), ("y", F32, [2, 3])], [("z", F32, [2, 3])])
     sess = ge.InferenceSession(data)
@@ -117,7 +108,7 @@ def test_run_errors_same_as_ctypes(ge, lib, make_model, monkeypatch):
     for path in ("fast", "ctypes"):
         with monkeypatch.context() as m:
             if path == "ctypes":
-                m.setattr(lib, "fast", None)
+                m.setattr(fast_lib, "fast", None)
             with pytest.raises(ge.GeError) as e:
                 sess.run(None, bad)
             errors.append((type(e.value), str(e.value)))
@@ -126,13 +117,13 @@ def test_run_errors_same_as_ctypes(ge, lib, make_model, monkeypatch):
     np.testing.assert_array_equal(z, 2 * np.ones((2, 3), F32))
 
 
-def test_bench_run_path_script(ge, lib):
+def test_bench_run_path_script(ge, fast_lib):
     """bench/run_path.py: both paths on a reference model, outputs checked equal, a table row."""
     import subprocess
     import sys
     models = os.environ.get("GE_MODELS")
-    if lib.fast is None or not models or not os.path.exists(os.path.join(models, "mobilenetv2.onnx")):
-        pytest.skip("needs ge._gefast and the reference models (GE_MODELS)")
+    if not models or not os.path.exists(os.path.join(models, "mobilenetv2.onnx")):
+        pytest.skip("needs the reference models (GE_MODELS)")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     r = subprocess.run([sys.executable, os.path.join(root, "bench", "run_path.py"), "--models", models,
                         "--only", "mobilenetv2", "--threads", "1", "--rounds", "2", "--iters", "1"],
