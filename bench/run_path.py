@@ -2,13 +2,14 @@
 """The Python package's two run paths on the same session: the C one (ge._gefast) and ctypes.
 
     .venv/bin/python bench/run_path.py [--models tests/models/out] [--only mobilenetv2]
-                                       [--threads 1,2] [--rounds 200] [--iters 3]
+                                       [--threads 1,2] [--rounds 200] [--iters 3] [--into]
 
 One process, one session per (model, threads); the two paths take turns of --iters runs
 (alternating which goes first), and the table prints each path's median run of
 InferenceSession.run(None, feeds) on the saved inputs, their difference and ratio (C / ctypes:
-lower is better).  The outputs of both paths are checked equal first.  Exits 2 where the C path
-is not built (docs/python.md).
+lower is better).  --into times Session.run_graph(1, inputs, outputs=arrays) instead, the run
+writing into preallocated output arrays.  The outputs of both paths are checked equal first.
+Exits 2 where the C path is not built (docs/python.md).
 """
 import argparse
 import os
@@ -27,6 +28,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--iters", type=int, default=3)
+    ap.add_argument("--into", action="store_true", help="time run_graph(..., outputs=arrays)")
     a = ap.parse_args()
     import numpy as np
     import ge
@@ -46,21 +48,30 @@ def main():
             sess = ge.InferenceSession(path, threads=thr)
             feeds = {i.name: np.load(os.path.join(path[:-5] + ".inputs", i.name + ".npy"))
                      for i in sess.get_inputs()}
+            call = lambda: sess.run(None, feeds)  # noqa: E731
+            if a.into:
+                into = ge.Session({"ge.intraOpThreads": str(thr)})
+                into.add_graph(1, ge.Graph.load(path))
+                ins = [feeds[i.name] for i in sess.get_inputs()]
+                outs = [np.empty_like(o) for o in sess.run(None, feeds)]
+                call = lambda: [o.copy() for o in into.run_graph(1, ins, outputs=outs)]  # noqa: E731
             try:
                 _lib.fast = None
-                want = sess.run(None, feeds)
+                want = call()
                 _lib.fast = fast
-                got = sess.run(None, feeds)
+                got = call()
                 if not all(np.array_equal(x, y) for x, y in zip(want, got)):
                     print("run_path: %s: the two paths' outputs differ" % name, file=sys.stderr)
                     return 1
+                if a.into:
+                    call = lambda: into.run_graph(1, ins, outputs=outs)  # noqa: E731
                 times = ([], [])
                 for r in range(a.rounds):
                     for which in ((0, 1) if r % 2 == 0 else (1, 0)):
                         _lib.fast = None if which == 0 else fast
                         for _ in range(a.iters):
                             t = time.perf_counter()
-                            sess.run(None, feeds)
+                            call()
                             times[which].append((time.perf_counter() - t) * 1e3)
             finally:
                 _lib.fast = fast

@@ -9,6 +9,9 @@
  * are wrapped (ge_tensor_wrap, no copy), the graph runs with the GIL released, and each output
  * becomes a numpy array over the tensor's memory whose base (a capsule) frees the tensor.
  *
+ * run_into does the same for Session.run_graph(..., outputs=arrays): it wraps the caller's output
+ * arrays too, and the run writes into them (ge_session_run_graph_into).
+ *
  * It takes only the plain case and leaves the rest to the ctypes path, which stays the
  * reference (and the one with the error messages): run() returns None, before anything ran,
  * when an input is not an exact C-contiguous aligned ndarray in native byte order of a builtin
@@ -34,6 +37,8 @@ typedef int (*gf_wrap_fn)(int dt, const int64_t *dims, size_t rank, void *data, 
                           void *user, void **out);
 typedef void (*gf_free_fn)(void *t);
 typedef int (*gf_run_fn)(void *s, uint32_t graph_id, void *const *in, size_t n_in, void **out, size_t n_out);
+typedef int (*gf_run_into_fn)(void *s, uint32_t graph_id, void *const *in, size_t n_in, void *const *out,
+                              size_t n_out);
 typedef int (*gf_int_fn)(const void *t);
 typedef size_t (*gf_size_fn)(const void *t);
 typedef const int64_t *(*gf_dims_fn)(const void *t);
@@ -43,6 +48,7 @@ static struct {
   gf_wrap_fn wrap;
   gf_free_fn free;
   gf_run_fn run;
+  gf_run_into_fn run_into; /* NULL: a library without ge_session_run_graph_into */
   gf_int_fn kind, dtype;
   gf_size_fn rank, nbytes;
   gf_dims_fn dims;
@@ -52,13 +58,14 @@ static struct {
   int ready;
 } gf;
 
-/* init(wrap, free, run_graph, kind, dtype, rank, dims, nbytes, data, {ge dtype: numpy type number}) */
+/* init(wrap, free, run_graph, kind, dtype, rank, dims, nbytes, data, {ge dtype: numpy type number}
+   [, run_graph_into or 0]) */
 static PyObject *gf_init(PyObject *self, PyObject *args) {
   (void)self;
-  unsigned long long a[9];
+  unsigned long long a[9], into = 0;
   PyObject *map;
-  if (!PyArg_ParseTuple(args, "KKKKKKKKKO!", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8],
-                        &PyDict_Type, &map))
+  if (!PyArg_ParseTuple(args, "KKKKKKKKKO!|K", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8],
+                        &PyDict_Type, &map, &into))
     return NULL;
   for (int i = 0; i < 9; i++)
     if (!a[i]) return PyErr_Format(PyExc_ValueError, "ge._gefast.init: function %d is NULL", i);
@@ -82,6 +89,7 @@ static PyObject *gf_init(PyObject *self, PyObject *args) {
   gf.dims = (gf_dims_fn)(uintptr_t)a[6];
   gf.nbytes = (gf_size_fn)(uintptr_t)a[7];
   gf.data = (gf_data_fn)(uintptr_t)a[8];
+  gf.run_into = (gf_run_into_fn)(uintptr_t)into;
   gf.ready = 1;
   Py_RETURN_NONE;
 }
@@ -91,13 +99,14 @@ static void free_all(void **t, Py_ssize_t n) {
     if (t[i]) gf.free(t[i]);
 }
 
-/* Input i as a wrapped tensor in *out; 0 when the fast path does not take it. */
-static int wrap_input(PyObject *o, long want, void **out) {
+/* Array o as a wrapped tensor in *out (no copy); 0 when the fast path does not take it.  want: the
+   ge dtype it must have (-1: any); writeable: it is an output the run writes. */
+static int wrap_array(PyObject *o, long want, int writeable, void **out) {
   if (!PyArray_CheckExact(o)) return 0;
   PyArrayObject *a = (PyArrayObject *)o;
   int tn = PyArray_TYPE(a), r = PyArray_NDIM(a);
   if (tn < 0 || tn >= GF_TYPES || gf.ge_of_npy[tn] < 0 || (want >= 0 && gf.ge_of_npy[tn] != want) ||
-      !PyArray_ISCARRAY_RO(a) || !PyArray_ISNOTSWAPPED(a) || r > GF_MAX_RANK)
+      !(writeable ? PyArray_ISCARRAY(a) : PyArray_ISCARRAY_RO(a)) || !PyArray_ISNOTSWAPPED(a) || r > GF_MAX_RANK)
     return 0;
   int64_t dims[GF_MAX_RANK];
   for (int d = 0; d < r; d++) dims[d] = (int64_t)PyArray_DIM(a, d);
@@ -143,6 +152,21 @@ static PyObject *output(void *t) {
   return arr;
 }
 
+/* The inputs of a list, as wrapped tensors in tin: 0 (none left wrapped) when one is not taken.
+   want: a tuple of ge dtype codes (-1: any), one per input, or None. */
+static int wrap_inputs(PyObject *ins, PyObject *want, void **tin) {
+  Py_ssize_t n_in = PyList_GET_SIZE(ins);
+  for (Py_ssize_t i = 0; i < n_in; i++) {
+    long w = want == Py_None ? -1 : PyLong_AsLong(PyTuple_GET_ITEM(want, i));
+    if (w == -1 && PyErr_Occurred()) PyErr_Clear();
+    if (!wrap_array(PyList_GET_ITEM(ins, i), w, 0, &tin[i])) {
+      free_all(tin, i);
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* run(session address, graph id, inputs (a list), number of outputs, declared input dtypes (a
    tuple of ge dtype codes, -1 for any) or None) -> (status, list of outputs) after a run, or
    None when the ctypes path must take the call (nothing ran). */
@@ -158,14 +182,7 @@ static PyObject *gf_runf(PyObject *self, PyObject *args) {
       (want != Py_None && (!PyTuple_Check(want) || PyTuple_GET_SIZE(want) != n_in)))
     Py_RETURN_NONE;
   void *tin[GF_MAX_IO], *tout[GF_MAX_IO];
-  for (Py_ssize_t i = 0; i < n_in; i++) {
-    long w = want == Py_None ? -1 : PyLong_AsLong(PyTuple_GET_ITEM(want, i));
-    if (w == -1 && PyErr_Occurred()) PyErr_Clear();
-    if (!wrap_input(PyList_GET_ITEM(ins, i), w, &tin[i])) {
-      free_all(tin, i);
-      Py_RETURN_NONE;
-    }
-  }
+  if (!wrap_inputs(ins, want, tin)) Py_RETURN_NONE;
   for (Py_ssize_t i = 0; i < n_out; i++) tout[i] = NULL;
   int st;
   Py_BEGIN_ALLOW_THREADS;
@@ -189,9 +206,42 @@ static PyObject *gf_runf(PyObject *self, PyObject *args) {
   return Py_BuildValue("(iN)", 0, res);
 }
 
+/* run_into(session address, graph id, inputs (a list), outputs (a list of arrays the run writes),
+   declared input dtypes or None) -> the run's status, or None when the ctypes path must take the
+   call (nothing ran): an input as for run(), or an output that is not an exact C-contiguous,
+   aligned, writeable ndarray in native byte order of a builtin dtype ge knows.  The library
+   checks each output's dtype and shape against the graph's. */
+static PyObject *gf_run_into(PyObject *self, PyObject *args) {
+  (void)self;
+  unsigned long long sp;
+  unsigned int gid;
+  PyObject *ins, *outs, *want;
+  if (!PyArg_ParseTuple(args, "KIO!O!O", &sp, &gid, &PyList_Type, &ins, &PyList_Type, &outs, &want)) return NULL;
+  Py_ssize_t n_in = PyList_GET_SIZE(ins), n_out = PyList_GET_SIZE(outs);
+  if (!gf.ready || !gf.run_into || !sp || n_in > GF_MAX_IO || n_out > GF_MAX_IO ||
+      (want != Py_None && (!PyTuple_Check(want) || PyTuple_GET_SIZE(want) != n_in)))
+    Py_RETURN_NONE;
+  void *tin[GF_MAX_IO], *tout[GF_MAX_IO];
+  if (!wrap_inputs(ins, want, tin)) Py_RETURN_NONE;
+  for (Py_ssize_t i = 0; i < n_out; i++)
+    if (!wrap_array(PyList_GET_ITEM(outs, i), -1, 1, &tout[i])) {
+      free_all(tin, n_in);
+      free_all(tout, i);
+      Py_RETURN_NONE;
+    }
+  int st;
+  Py_BEGIN_ALLOW_THREADS;
+  st = gf.run_into((void *)(uintptr_t)sp, gid, tin, (size_t)n_in, tout, (size_t)n_out);
+  Py_END_ALLOW_THREADS;
+  free_all(tin, n_in);
+  free_all(tout, n_out);
+  return PyLong_FromLong(st);
+}
+
 static PyMethodDef gf_methods[] = {
     {"init", gf_init, METH_VARARGS, "init(wrap, free, run_graph, kind, dtype, rank, dims, nbytes, data, dtypes)"},
     {"run", gf_runf, METH_VARARGS, "run(session, graph_id, inputs, n_out, want) -> (status, outputs) or None"},
+    {"run_into", gf_run_into, METH_VARARGS, "run_into(session, graph_id, inputs, outputs, want) -> status or None"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef gf_module = {PyModuleDef_HEAD_INIT, "_gefast", "ge's run path in C", -1, gf_methods,

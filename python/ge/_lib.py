@@ -418,7 +418,8 @@ def _load_fast():
             lib.ge_tensor_data)]
         # numpy's builtin dtypes only (bfloat16 and the float8s of ml_dtypes are not builtin)
         types = {g: d.num for g, d in _NP_OF_GE.items() if d.num < 64 and d.isbuiltin == 1}
-        mod.init(*addr, types)
+        into = ge_session_run_graph_into
+        mod.init(*addr, types, ctypes.cast(into, ctypes.c_void_p).value if into is not None else 0)
         return mod
     except Exception:  # an extension built for another Python or numpy: the ctypes path
         return None

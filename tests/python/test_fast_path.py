@@ -19,6 +19,8 @@ def lib(ge):
 @pytest.fixture
 def fast_lib(lib):
     """ge._lib, where its C path is built (else the test is skipped)."""
+    if lib.fast is None:
+        pytest.skip("ge._gefast is not built")
     return lib
 
 
@@ -117,8 +119,80 @@ def test_run_errors_same_as_ctypes(ge, fast_lib, make_model, monkeypatch):
     np.testing.assert_array_equal(z, 2 * np.ones((2, 3), F32))
 
 
-def test_bench_run_path_script(ge, fast_lib):
-    """bench/run_path.py: both paths on a reference model, outputs checked equal, a table row."""
+def _no_ctypes_outputs(monkeypatch):
+    """Makes the ctypes path's wrapping of output arrays fail as well."""
+    from ge import session
+    def boom(*a, **k):
+        raise AssertionError("the ctypes path wrapped the output arrays")
+    monkeypatch.setattr(session, "from_numpy", boom)
+
+
+def test_run_into_same_as_ctypes(ge, fast_lib, make_model, monkeypatch):
+    """run_graph(..., outputs=arrays) on the C path writes the same values into the caller's
+    arrays as the ctypes path, scalars and empty outputs included, and returns that list."""
+    data = make_model(
+        [helper.make_node("Add", ["a", "b"], ["c"]), helper.make_node("Greater", ["c", "b"], ["g"]),
+         helper.make_node("Identity", ["e"], ["e2"]), helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0)],
+        [("a", np.int64, [3]), ("b", np.int64, [3]), ("e", F32, [0, 4]), ("x", np.float64, [2, 2])],
+        [("c", np.int64, [3]), ("g", np.bool_, [3]), ("e2", F32, [0, 4]), ("s", np.float64, [])])
+    g = ge.Graph.from_bytes(data)
+    ins = [np.array([1, -2, 3], np.int64), np.array([10, 20, -30], np.int64), np.zeros((0, 4), F32),
+           np.arange(4, dtype=np.float64).reshape(2, 2)]
+    def fresh():
+        return [np.zeros(3, np.int64), np.zeros(3, np.bool_), np.zeros((0, 4), F32), np.zeros((), np.float64)]
+    with ge.Session() as s:
+        s.add_graph(1, g)
+        g.free()
+        fast = fresh()
+        with monkeypatch.context() as m:
+            _no_ctypes_inputs(m)
+            _no_ctypes_outputs(m)
+            res = s.run_graph(1, ins, outputs=fast)
+        assert res is not fast and len(res) == 4 and all(r is f for r, f in zip(res, fast))
+        slow = fresh()
+        with monkeypatch.context() as m:
+            m.setattr(fast_lib, "fast", None)
+            s.run_graph(1, ins, outputs=slow)
+    for f, w in zip(fast, slow):
+        np.testing.assert_array_equal(f, w)
+    np.testing.assert_array_equal(fast[0], [11, 18, -27])
+    assert fast[3] == 6.0
+
+
+def test_run_into_errors_and_fallbacks(ge, fast_lib, make_model, monkeypatch):
+    """A wrong output shape or dtype fails with the same error on both paths; output arrays the
+    C path leaves (byte-swapped, a subclass) go the ctypes path; the session keeps running."""
+    data = make_model([helper.make_node("Add", ["x", "y"], ["z"])],
+                      [("x", F32, [2, 3]), ("y", F32, [2, 3])], [("z", F32, [2, 3])])
+    g = ge.Graph.from_bytes(data)
+    x, y = np.ones((2, 3), F32), np.full((2, 3), 2.0, F32)
+    with ge.Session() as s:
+        s.add_graph(1, g)
+        g.free()
+        for bad in (np.zeros((3, 2), F32), np.zeros((2, 3), np.float64)):
+            errors = []
+            for path in ("fast", "ctypes"):
+                with monkeypatch.context() as m:
+                    if path == "ctypes":
+                        m.setattr(fast_lib, "fast", None)
+                    with pytest.raises(ge.GeError) as e:
+                        s.run_graph(1, [x, y], outputs=[bad])
+                    errors.append((type(e.value), str(e.value)))
+            assert errors[0] == errors[1], errors
+        sub = np.zeros((2, 3), F32).view(np.recarray)  # not an exact ndarray: the ctypes path
+        assert s.run_graph(1, [x, y], outputs=[sub])[0] is sub
+        np.testing.assert_array_equal(sub, x + y)
+        with pytest.raises((ge.GeError, ValueError)):
+            s.run_graph(1, [x, y], outputs=[np.zeros((2, 3), ">f4")])
+        out = np.zeros((2, 3), F32)
+        s.run_graph(1, [x, y], outputs=[out])
+        np.testing.assert_array_equal(out, x + y)
+
+
+@pytest.mark.parametrize("extra", [[], ["--into"]])
+def test_bench_run_path_script(ge, fast_lib, extra):
+    """bench/run_path.py: both paths on a reference model (run, and run_graph into preallocated
+    outputs), outputs checked equal, a table row."""
     import subprocess
     import sys
     models = os.environ.get("GE_MODELS")
@@ -126,7 +200,7 @@ def test_bench_run_path_script(ge, fast_lib):
         pytest.skip("needs the reference models (GE_MODELS)")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     r = subprocess.run([sys.executable, os.path.join(root, "bench", "run_path.py"), "--models", models,
-                        "--only", "mobilenetv2", "--threads", "1", "--rounds", "2", "--iters", "1"],
+                        "--only", "mobilenetv2", "--threads", "1", "--rounds", "2", "--iters", "1"] + extra,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     row = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("mobilenetv2")]
