@@ -83,12 +83,16 @@ def test_string_output_converted_by_ctypes(ge, fast_lib, make_model, monkeypatch
     np.testing.assert_array_equal(r, np.maximum(x, 0))
 
 
+def _add_model(make_model):
+    """z = x + y, float32 [2, 3]."""
+    return make_model([helper.make_node("Add", ["x", "y"], ["z"])],
+                      [("x", F32, [2, 3]), ("y", F32, [2, 3])], [("z", F32, [2, 3])])
+
+
 def test_ctypes_path_takes_what_fast_leaves(ge, fast_lib, make_model, monkeypatch):
     """Lists, non-contiguous views and other dtypes go the ctypes path: converted, or refused
     with its message naming the input."""
-    data = make_model([helper.make_node("Add", ["x", "y"], ["z"])],
-                      [("x", F32, [2, 3]), ("y", F32, [2, 3])], [("z", F32, [2, 3])])
-    sess = ge.InferenceSession(data)
+    sess = ge.InferenceSession(_add_model(make_model))
     base = np.arange(24, dtype=F32).reshape(4, 6)
     x, y = base[::2, ::2], base[1::2, 1::2]
     assert not x.flags.c_contiguous
@@ -101,20 +105,23 @@ def test_ctypes_path_takes_what_fast_leaves(ge, fast_lib, make_model, monkeypatc
         sess.run(None, {"x": x.astype(np.float64), "y": y})
 
 
-def test_run_errors_same_as_ctypes(ge, fast_lib, make_model, monkeypatch):
-    data = make_model([helper.make_node("Add", ["x", "y"], ["z"])],
-                      [("x", F32, [2, 3]), ("y", F32, [2, 3])], [("z", F32, [2, 3])])
-    sess = ge.InferenceSession(data)
-    bad = {"x": np.zeros((4, 5), F32), "y": np.zeros((4, 5), F32)}
+def _same_error_on_both_paths(ge, fast_lib, monkeypatch, call):
+    """call() fails with the same error class and message on the C path and on ctypes."""
     errors = []
     for path in ("fast", "ctypes"):
         with monkeypatch.context() as m:
             if path == "ctypes":
                 m.setattr(fast_lib, "fast", None)
             with pytest.raises(ge.GeError) as e:
-                sess.run(None, bad)
+                call()
             errors.append((type(e.value), str(e.value)))
     assert errors[0] == errors[1], errors
+
+
+def test_run_errors_same_as_ctypes(ge, fast_lib, make_model, monkeypatch):
+    sess = ge.InferenceSession(_add_model(make_model))
+    bad = {"x": np.zeros((4, 5), F32), "y": np.zeros((4, 5), F32)}
+    _same_error_on_both_paths(ge, fast_lib, monkeypatch, lambda: sess.run(None, bad))
     z = sess.run(None, {"x": np.ones((2, 3), F32), "y": np.ones((2, 3), F32)})[0]  # the session still runs
     np.testing.assert_array_equal(z, 2 * np.ones((2, 3), F32))
 
@@ -162,23 +169,14 @@ def test_run_into_same_as_ctypes(ge, fast_lib, make_model, monkeypatch):
 def test_run_into_errors_and_fallbacks(ge, fast_lib, make_model, monkeypatch):
     """A wrong output shape or dtype fails with the same error on both paths; output arrays the
     C path leaves (byte-swapped, a subclass) go the ctypes path; the session keeps running."""
-    data = make_model([helper.make_node("Add", ["x", "y"], ["z"])],
-                      [("x", F32, [2, 3]), ("y", F32, [2, 3])], [("z", F32, [2, 3])])
-    g = ge.Graph.from_bytes(data)
+    g = ge.Graph.from_bytes(_add_model(make_model))
     x, y = np.ones((2, 3), F32), np.full((2, 3), 2.0, F32)
     with ge.Session() as s:
         s.add_graph(1, g)
         g.free()
         for bad in (np.zeros((3, 2), F32), np.zeros((2, 3), np.float64)):
-            errors = []
-            for path in ("fast", "ctypes"):
-                with monkeypatch.context() as m:
-                    if path == "ctypes":
-                        m.setattr(fast_lib, "fast", None)
-                    with pytest.raises(ge.GeError) as e:
-                        s.run_graph(1, [x, y], outputs=[bad])
-                    errors.append((type(e.value), str(e.value)))
-            assert errors[0] == errors[1], errors
+            _same_error_on_both_paths(ge, fast_lib, monkeypatch,
+                                      lambda: s.run_graph(1, [x, y], outputs=[bad]))
         sub = np.zeros((2, 3), F32).view(np.recarray)  # not an exact ndarray: the ctypes path
         assert s.run_graph(1, [x, y], outputs=[sub])[0] is sub
         np.testing.assert_array_equal(sub, x + y)
