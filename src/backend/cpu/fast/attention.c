@@ -2,7 +2,8 @@
  *
  * The reference kernel runs every (batch, head) one after the other, each GEMM threaded on its
  * own (threads started twice per head) and exp from libm.  Here the (batch, head) pairs are
- * claimed by ge.intraOpThreads threads (fa_claim); each runs its GEMMs single-threaded
+ * split over ge.intraOpThreads threads (claimed one at a time on the fused path below: fa_claim);
+ * each runs its GEMMs single-threaded
  * (ge_sgemm) and a vectorised softmax.  When there are fewer pairs than threads, the GEMMs are
  * threaded instead.  Same semantics as the reference: a row of all -inf scores gives NaN; in
  * mask_mode 1 (select, ops/fused.h) the bool Mask replaces masked scores by mask_fill.
@@ -358,14 +359,18 @@ static void fa_one(fa_job *j, size_t b, float *sc) {
   }
 }
 
-/* Pairs [begin, end), with this thread's scratch for the scores. */
+/* Pairs [begin, end).  The fused path's scores (a few rows) live in this thread's scratch; the
+   general path's (M x N, as large as the sequence makes them) are allocated for the chunk. */
 static void fa_chunk(void *arg, size_t begin, size_t end) {
   fa_job *j = arg;
   size_t scn = j->M * j->N; /* checked by fa_run */
+  bool fused = false;
 #ifdef FA_AVX512
-  if (j->avx512) scn = j->scn;
+  fused = j->avx512;
+  if (fused) scn = j->scn;
 #endif
-  float *sc = ge_cpu_thread_scratch(scn * sizeof(float));
+  float *own = fused ? NULL : ge_aligned_alloc(scn * sizeof(float));
+  float *sc = fused ? ge_cpu_thread_scratch(scn * sizeof(float)) : own;
   if (!sc) {
     int expected = GE_OK;
     __atomic_compare_exchange_n(&j->status, &expected, (int)GE_ERR_OUT_OF_MEMORY, false, __ATOMIC_RELAXED,
@@ -376,10 +381,11 @@ static void fa_chunk(void *arg, size_t begin, size_t end) {
   if (j->avx512) memset(sc + FA_R * j->N, 0, (j->D > j->N ? j->D : j->N) * sizeof(float));
 #endif
   for (size_t b = begin; b < end; b++) fa_one(j, b, sc);
+  ge_aligned_free(own);
 }
 
-/* The threads claim pairs one at a time (ge_parallel_steal): a thread on a slower core (another
-   tenant on it) leaves its last pairs to the others instead of holding up the run. */
+/* The fused path's threads claim pairs one at a time (ge_parallel_steal): a thread on a slower
+   core (another tenant on it) leaves its last pairs to the others instead of holding up the run. */
 static void fa_claim(void *arg, size_t begin, size_t end, size_t next) {
   (void)next;
   fa_chunk(arg, begin, end);
@@ -427,8 +433,14 @@ static ge_status fa_run(const void *state, ge_kctx *ctx) {
   j.avx512 = __builtin_cpu_supports("avx512f") && batch >= (size_t)threads && fits &&
              scn <= SIZE_MAX / sizeof(float);
 #endif
-  if (batch >= (size_t)threads) {
+  bool fused = false;
+#ifdef FA_AVX512
+  fused = j.avx512;
+#endif
+  if (batch >= (size_t)threads && fused) {
     ge_parallel_steal(threads, batch, 1, 0, fa_claim, &j);
+  } else if (batch >= (size_t)threads) {
+    ge_parallel_for(threads, batch, fa_chunk, &j);
   } else {
     j.gemm_threads = threads; /* few heads: thread the GEMMs instead */
     fa_chunk(&j, 0, batch);
