@@ -11,6 +11,7 @@ that runs longer than --timeout seconds a "timeout"; the worker is replaced and 
 
     run.py                              node suite, prints "node: P passed, F failed of N"
     run.py --ratchet FILE               every case not in FILE passes, every case in FILE fails
+                                        (or may pass, where its reason starts "(may pass)")
     run.py --update FILE                rewrites FILE with the failing cases and a reason each
     run.py --table                      ge and onnxruntime side by side on all four suites
     run.py -k PATTERN --jobs N --suites node,simple --verbose
@@ -300,6 +301,12 @@ def run_cases(cases, names, backend, jobs, timeout, verbose, progress=True):
 # ----------------------------------------------------------------------------- ratchet file
 
 
+# A ratchet entry whose reason starts with this may pass as well as fail: the case compares an
+# unseeded random draw with data onnx drew once (test_bernoulli's 10 booleans match by chance in
+# about 1 run of 60), so neither outcome says anything about ge.
+MAY_PASS = "(may pass)"
+
+
 def read_ratchet(path):
     """{name: reason} from a ratchet file (missing file: empty)."""
     out = {}
@@ -412,6 +419,8 @@ def main(argv=None):
     if args.update:
         entries = read_ratchet(args.update)
         for n in names:
+            if entries.get(n, "").startswith(MAY_PASS):
+                continue
             entries.pop(n, None)
             if results[n][0] == "fail":
                 entries[n] = results[n][1]
@@ -428,7 +437,7 @@ def main(argv=None):
         new_fail, now_pass = [], []
         for n in names:
             st, why = results[n]
-            if n in expected and st == "pass":
+            if n in expected and st == "pass" and not expected[n].startswith(MAY_PASS):
                 now_pass.append(n)
             elif n not in expected and st == "fail":
                 new_fail.append((n, why))
