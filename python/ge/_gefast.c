@@ -152,10 +152,11 @@ static PyObject *output(void *t) {
   return arr;
 }
 
-/* The inputs of a list, as wrapped tensors in tin: 0 (none left wrapped) when one is not taken.
-   want: a tuple of ge dtype codes (-1: any), one per input, or None. */
+/* The inputs of a list, as wrapped tensors in tin: 0 (none left wrapped) when one is not taken,
+   or when want is neither None nor a tuple of ge dtype codes (-1: any), one per input. */
 static int wrap_inputs(PyObject *ins, PyObject *want, void **tin) {
   Py_ssize_t n_in = PyList_GET_SIZE(ins);
+  if (n_in > GF_MAX_IO || (want != Py_None && (!PyTuple_Check(want) || PyTuple_GET_SIZE(want) != n_in))) return 0;
   for (Py_ssize_t i = 0; i < n_in; i++) {
     long w = want == Py_None ? -1 : PyLong_AsLong(PyTuple_GET_ITEM(want, i));
     if (w == -1 && PyErr_Occurred()) PyErr_Clear();
@@ -178,11 +179,8 @@ static PyObject *gf_runf(PyObject *self, PyObject *args) {
   Py_ssize_t n_out;
   if (!PyArg_ParseTuple(args, "KIO!nO", &sp, &gid, &PyList_Type, &ins, &n_out, &want)) return NULL;
   Py_ssize_t n_in = PyList_GET_SIZE(ins);
-  if (!gf.ready || !sp || n_in > GF_MAX_IO || n_out < 0 || n_out > GF_MAX_IO ||
-      (want != Py_None && (!PyTuple_Check(want) || PyTuple_GET_SIZE(want) != n_in)))
-    Py_RETURN_NONE;
   void *tin[GF_MAX_IO], *tout[GF_MAX_IO];
-  if (!wrap_inputs(ins, want, tin)) Py_RETURN_NONE;
+  if (!gf.ready || !sp || n_out < 0 || n_out > GF_MAX_IO || !wrap_inputs(ins, want, tin)) Py_RETURN_NONE;
   for (Py_ssize_t i = 0; i < n_out; i++) tout[i] = NULL;
   int st;
   Py_BEGIN_ALLOW_THREADS;
@@ -218,11 +216,8 @@ static PyObject *gf_run_into(PyObject *self, PyObject *args) {
   PyObject *ins, *outs, *want;
   if (!PyArg_ParseTuple(args, "KIO!O!O", &sp, &gid, &PyList_Type, &ins, &PyList_Type, &outs, &want)) return NULL;
   Py_ssize_t n_in = PyList_GET_SIZE(ins), n_out = PyList_GET_SIZE(outs);
-  if (!gf.ready || !gf.run_into || !sp || n_in > GF_MAX_IO || n_out > GF_MAX_IO ||
-      (want != Py_None && (!PyTuple_Check(want) || PyTuple_GET_SIZE(want) != n_in)))
-    Py_RETURN_NONE;
   void *tin[GF_MAX_IO], *tout[GF_MAX_IO];
-  if (!wrap_inputs(ins, want, tin)) Py_RETURN_NONE;
+  if (!gf.ready || !gf.run_into || !sp || n_out > GF_MAX_IO || !wrap_inputs(ins, want, tin)) Py_RETURN_NONE;
   for (Py_ssize_t i = 0; i < n_out; i++)
     if (!wrap_array(PyList_GET_ITEM(outs, i), -1, 1, &tout[i])) {
       free_all(tin, n_in);

@@ -528,9 +528,9 @@ class Session:
         new arrays are made) and returns that same list."""
         gid = int(graph_id)
         n_out = self._num_outputs(gid)
+        inputs = inputs if type(inputs) is list else list(inputs)
         if outputs is not None:
             return self._run_into(gid, n_out, inputs, outputs)
-        inputs = inputs if type(inputs) is list else list(inputs)
         res = self._run_fast(gid, n_out, inputs)
         if res is not None:
             return res
@@ -544,11 +544,16 @@ class Session:
             _free_all(tensors)
         return outputs_to_numpy(c_out, n_out)
 
+    def _fast_want_of(self, gid):
+        """The declared input dtypes L.fast (the C path) checks graph gid's inputs against, or
+        False where it cannot take the graph's runs (not built, or non-tensor inputs)."""
+        return self._fast_want.get(gid, False) if L.fast is not None else False
+
     def _run_fast(self, gid, n_out, inputs):
         """The outputs of a run on L.fast (the C path), or None where it does not take the
         inputs (nothing ran: the ctypes path takes the call)."""
-        want = self._fast_want.get(gid, False)
-        if L.fast is None or want is False:
+        want = self._fast_want_of(gid)
+        if want is False:
             return None
         r = L.fast.run(self.ptr, gid, inputs, n_out, want)
         if r is None:
@@ -575,9 +580,8 @@ class Session:
         if L.ge_session_run_graph_into is None:
             raise L.Unsupported("ge: this library cannot write into output arrays",
                                 L.GE_ERR_UNSUPPORTED)
-        inputs = inputs if type(inputs) is list else list(inputs)
-        want = self._fast_want.get(gid, False)
-        if L.fast is not None and want is not False:  # the C path (None: it leaves the call here)
+        want = self._fast_want_of(gid)
+        if want is not False:  # the C path (None: it leaves the call here)
             st = L.fast.run_into(self.ptr, gid, inputs, outputs, want)
             if st is not None:
                 L.check(st, what)
