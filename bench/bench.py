@@ -67,6 +67,13 @@ def paired_summary(ratios):
             "q3": percentile(ratios, 0.75), "ci_lo": lo, "ci_hi": hi}
 
 
+def one_thread_runs(sess):
+    """ge's runs so far that the adaptive thread count took on one thread (0 for onnxruntime,
+    and for ge at one thread)."""
+    stats = getattr(sess, "run_stats", None)
+    return stats()["runs_one_thread"] if stats else 0
+
+
 def worker(a):
     """Loads the model, runs --warmup iterations, prints {"first_ms": ...}; then for each line
     "run N W" on stdin runs W untimed and N timed iterations and prints {"times_ms": [...]};
@@ -99,12 +106,13 @@ def worker(a):
             break
         for _ in range(int(cmd[2]) if len(cmd) > 2 else 0):
             sess.run(None, feeds)
+        one0 = one_thread_runs(sess)
         times = []
         for _ in range(int(cmd[1])):
             t = time.perf_counter()
             sess.run(None, feeds)
             times.append((time.perf_counter() - t) * 1e3)
-        print(json.dumps({"times_ms": times}), flush=True)
+        print(json.dumps({"times_ms": times, "one_thread": one_thread_runs(sess) - one0}), flush=True)
     return 0
 
 
@@ -121,6 +129,7 @@ class Worker:
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
                                   env=env, text=True)
         self.timeout, self.error, self.times, self.first_ms = timeout, None, [], None
+        self.one_thread = 0
         r = self._reply()
         if r is not None:
             self.first_ms = r.get("first_ms")
@@ -157,6 +166,7 @@ class Worker:
         r = self._reply()
         if r is not None:
             self.times += r["times_ms"]
+            self.one_thread += r.get("one_thread", 0)
             return r["times_ms"]
 
     def finish(self):
@@ -174,6 +184,7 @@ class Worker:
             return {"error": self.error}
         return {"median_ms": statistics.median(self.times), "p90_ms": percentile(self.times, 0.9),
                 "first_ms": self.first_ms, "iters": len(self.times), "times_ms": self.times,
+                "one_thread_runs": self.one_thread,
                 "rss_mib": usage.ru_maxrss / 1024.0}
 
 
@@ -267,7 +278,8 @@ def main():
 
     g = lambda r, k: r.get(k)  # noqa: E731
     head = ("model", "thr", "ge med ms", "ge p90 ms", "ort med ms", "ort p90 ms", "med ge/ort",
-            "p90 ge/ort", "paired ge/ort", "paired 95% CI", "ge RSS MiB", "ort RSS MiB", "RSS ge/ort")
+            "p90 ge/ort", "paired ge/ort", "paired 95% CI", "ge RSS MiB", "ort RSS MiB", "RSS ge/ort",
+            "ge 1-thr runs")
     table = []
     for row in rows:
         ge_r, ort_r, pr = row["ge"], row["ort"], row.get("paired")
@@ -279,7 +291,9 @@ def main():
                       "-" if pr is None else "%.2f (%.2f-%.2f)" % (pr["median"], pr["q1"], pr["q3"]),
                       "-" if pr is None or pr["ci_lo"] is None else "%.2f-%.2f" % (pr["ci_lo"], pr["ci_hi"]),
                       fmt(g(ge_r, "rss_mib"), "%.0f"), fmt(g(ort_r, "rss_mib"), "%.0f"),
-                      fmt(ratio(g(ge_r, "rss_mib"), g(ort_r, "rss_mib")))))
+                      fmt(ratio(g(ge_r, "rss_mib"), g(ort_r, "rss_mib"))),
+                      "-" if row["threads"] < 2 or "iters" not in ge_r else
+                      "%d/%d" % (ge_r["one_thread_runs"], ge_r["iters"])))
     widths = [max(len(h), *(len(r[i]) for r in table)) if table else len(h)
               for i, h in enumerate(head)]
     print()
@@ -293,7 +307,9 @@ def main():
                                                   row[engine]["error"]))
     print("ratios are ge/ort: lower is better; paired: the median over rounds of ge's median turn "
           "over onnxruntime's adjacent one (quartiles in brackets); its 95% CI: the confidence "
-          "interval of that median (order statistics of the per-round ratios)")
+          "interval of that median (order statistics of the per-round ratios); ge 1-thr runs: of ge's "
+          "timed runs, those its adaptive thread count (ge.exec.adaptiveThreads) took on one thread "
+          "because the threads kept waiting for one another")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -115,6 +115,9 @@ def speed(path, a):
     for name, ts in times.items():
         res[name].update({"median_ms": statistics.median(ts), "p90_ms": percentile(ts, 0.9),
                           "runs": len(ts)})
+        if name.startswith("ge_"):  # every run, untimed ones too
+            st = sess[name][0].run_stats()
+            res[name]["one_thread_runs"] = "%d/%d" % (st["runs_one_thread"], st["runs"])
     # per round, onnxruntime's median turn over each ge precision's turn of the same round (the
     # three turns lie within about a second, so the machine's slow and fast phases cancel)
     for name, _ in engines[:2]:
@@ -245,6 +248,9 @@ def main():
                      "%.2f-%.2f" % (low["paired_speedup"]["ci_lo"], low["paired_speedup"]["ci_hi"]),
                      a.precision, f32["median_ms"] / low["median_ms"]),
                   flush=True)
+            if a.threads > 1:
+                print("%-12s ge runs on one thread (adaptive thread count): %s %s, fp32 %s"
+                      % (model, a.precision, low["one_thread_runs"], f32["one_thread_runs"]), flush=True)
         if not a.no_agreement and (model in CNNS or model in BERTS):
             trained_path = os.path.join(a.models, model + "_gratings.onnx")
             trained = model in CNNS and not a.random_weights and os.path.exists(trained_path)

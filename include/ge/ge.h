@@ -287,6 +287,19 @@ GE_API ge_status ge_session_run_graph_async(ge_session *s, uint32_t graph_id,
 GE_API ge_status ge_session_run_graph_into(ge_session *s, uint32_t graph_id,
                                            ge_tensor *const *inputs, size_t n_in,
                                            ge_tensor *const *outputs, size_t n_out);
+/* How a graph's runs used their threads.  With ge.exec.adaptiveThreads on (the default for
+   inference), a run whose ge.intraOpThreads > 1 threads keep waiting for one another (another
+   process holds one of the cores) takes one thread instead until N threads pay again
+   (docs/performance.md, "Adaptive thread count"). */
+typedef struct ge_run_stats {
+  uint64_t runs;            /* runs of the graph so far (failed ones included) */
+  uint64_t runs_one_thread; /* of these, runs the adaptive thread count put on one thread */
+  uint64_t switches;        /* times it went from N threads to one or back */
+  uint64_t probes;          /* runs that tried the other thread count */
+  int threads;              /* ge.intraOpThreads */
+  int adaptive;             /* 1 where ge.exec.adaptiveThreads is on */
+} ge_run_stats;
+GE_API ge_status ge_session_graph_run_stats(ge_session *s, uint32_t graph_id, ge_run_stats *out);
 /* Number of outputs of a graph added to the session. */
 GE_API ge_status ge_session_graph_num_outputs(ge_session *s, uint32_t graph_id, size_t *n);
 /* The dtype and shape of output i as compiled for the graph's declared input shapes

@@ -324,6 +324,14 @@ ge_session_run_graph_async = _proto("ge_session_run_graph_async", _st, _vp, ctyp
                                     _vpp, _sz, RUN_DONE_FN, _vp)
 ge_session_graph_num_outputs = _proto("ge_session_graph_num_outputs", _st, _vp,
                                       ctypes.c_uint32, ctypes.POINTER(_sz))
+class ge_run_stats(ctypes.Structure):
+    _fields_ = [("runs", ctypes.c_uint64), ("runs_one_thread", ctypes.c_uint64),
+                ("switches", ctypes.c_uint64), ("probes", ctypes.c_uint64),
+                ("threads", ctypes.c_int), ("adaptive", ctypes.c_int)]
+
+
+ge_session_graph_run_stats = _proto("ge_session_graph_run_stats", _st, _vp, ctypes.c_uint32,
+                                    ctypes.POINTER(ge_run_stats))
 ge_session_run_graph_into = _proto("ge_session_run_graph_into", _st, _vp, ctypes.c_uint32, _vpp,
                                    _sz, _vpp, _sz, required=False)
 

@@ -512,6 +512,16 @@ class Session:
     def build_graph(self, graph_id):
         L.check(L.ge_session_build_graph(self.ptr, int(graph_id)))
 
+    def run_stats(self, graph_id):
+        """How graph `graph_id`'s runs used their threads: a dict of runs, runs_one_thread
+        (runs the adaptive thread count, ge.exec.adaptiveThreads, took on one thread while
+        the ge.intraOpThreads threads kept waiting for one another), switches, probes,
+        threads and adaptive (bool)."""
+        st = L.ge_run_stats()
+        L.check(L.ge_session_graph_run_stats(self.ptr, int(graph_id), ctypes.byref(st)))
+        return {"runs": st.runs, "runs_one_thread": st.runs_one_thread, "switches": st.switches,
+                "probes": st.probes, "threads": st.threads, "adaptive": bool(st.adaptive)}
+
     def _num_outputs(self, graph_id):
         n = self._n_out.get(graph_id)
         if n is None:
@@ -694,6 +704,10 @@ class InferenceSession:
 
     def get_inputs(self):
         return list(self._inputs)
+
+    def run_stats(self):
+        """Session.run_stats of the model's graph."""
+        return self._session.run_stats(self._GRAPH_ID)
 
     def get_outputs(self):
         return list(self._outputs)

@@ -60,6 +60,9 @@ typedef struct ge_plan {
   /* run workspaces (slot tensors, arena, operand arrays) kept between runs so that a run of
      a static-shape plan allocates nothing (runtime/executor.c); mutable behind a lock */
   struct ge_ws_pool *ws_pool;
+  /* the adaptive thread count of its top-level runs (runtime/thread_adapt.h); NULL: every
+     run takes opts.intra_threads */
+  struct ge_thread_adapt *adapt;
 } ge_plan;
 
 typedef struct ge_ws_pool ge_ws_pool;

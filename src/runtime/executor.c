@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/threadpool.h"
 #include "compiler/memplan.h"
 #include "runtime/executor.h"
+#include "runtime/thread_adapt.h"
 
 static void type_of_tensor(const ge_tensor *t, ge_type *ty) { ge_value_type(t, ty); }
 
@@ -165,6 +167,11 @@ ge_status ge_plan_pool_init(ge_plan *p) {
   }
   pthread_mutex_init(&pool->mu, NULL);
   p->ws_pool = pool;
+  /* run times say something about the cores only where every run does the same work */
+  bool fixed = p->opts.intra_threads > 1;
+  for (size_t i = 0; fixed && i < p->n_steps; i++) fixed = p->steps[i].static_out;
+  if (fixed && (p->opts.force_one_thread || ge_options_adaptive_threads(&p->opts)))
+    return ge_thread_adapt_create(p->opts.intra_threads, p->opts.force_one_thread, &p->adapt);
   return GE_OK;
 }
 
@@ -179,6 +186,8 @@ void ge_plan_pool_free(ge_plan *p) {
   pthread_mutex_destroy(&pool->mu);
   free(pool);
   p->ws_pool = NULL;
+  ge_thread_adapt_free(p->adapt);
+  p->adapt = NULL;
 }
 
 static ge_run_ws *ws_acquire(const ge_plan *p) {
@@ -336,6 +345,15 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
 
   ge_run_ws *w = ws_acquire(p);
   if (!w) return ge_error(GE_ERR_OUT_OF_MEMORY, "out of memory starting a run");
+  /* the thread count: a subgraph's caller's, or the plan's, or one where the controller says
+     so; on one thread, oneDNN's primitives (created for intra_threads) run as nested in
+     another parallel region do, on the calling thread */
+  ge_adapt_ticket ticket = {.threads = 0};
+  int run_threads = p->opts.intra_threads, cap = -2;
+  if (env && env->threads > 0) run_threads = env->threads;
+  else if (p->adapt) run_threads = ge_thread_adapt_begin(p->adapt, &ticket);
+  if (run_threads == 1 && p->opts.intra_threads > 1) cap = ge_threads_one_enter();
+  if (env && env->ran_threads) *env->ran_threads = run_threads;
   ge_tensor *slots = w->slots;
   bool *owned = w->owned;
   uint8_t *arena = w->arena;
@@ -449,7 +467,7 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
       }
     }
     ge_kctx kc = {.node = s->node, .n_in = s->n_in, .n_out = s->n_out, .in = in_ptrs,
-                  .out = out_ptrs, .threads = p->opts.intra_threads,
+                  .out = out_ptrs, .threads = run_threads,
                   .exec = env ? env->fx : NULL};
     uint64_t t0 = obs.obs ? ge_obs_now_ns() : 0;
     st = s->k->run(s->state, &kc);
@@ -499,6 +517,8 @@ done:
       outputs[i] = NULL;
     }
   }
+  if (cap != -2) ge_threads_one_leave(cap);
+  if (ticket.threads) ge_thread_adapt_end(p->adapt, &ticket, st == GE_OK);
   ws_release(p, w);
   return st;
 }
@@ -536,6 +556,7 @@ ge_status ge_subgraph_create(const ge_prepare_ctx *p, const ge_graph *body, ge_s
   s->node = p->node;
   ge_options_default(&s->opts);
   if (p->intra_threads > 0) s->opts.intra_threads = p->intra_threads;
+  s->opts.adaptive_threads = 0; /* a body runs on its caller's threads */
   for (size_t i = 0; i < body->n_inputs; i++)
     if (body->values[body->inputs[i]].kind != GE_VALUE_CONSTANT) s->n_formal++;
   for (size_t v = 0; v < body->n_values; v++) s->n_outer += body->values[v].kind == GE_VALUE_OUTER;
@@ -671,7 +692,7 @@ ge_status ge_kctx_run_subgraph(ge_kctx *c, ge_subgraph *s, ge_tensor *const *inp
     }
   }
   if (st == GE_OK) {
-    ge_run_env env = {.fx = c->exec};
+    ge_run_env env = {.fx = c->exec, .threads = c->threads > 0 ? c->threads : 1};
     st = ge_plan_run_env(plan, all, n, outputs, n_out, &env);
     if (st != GE_OK && n_out != plan->n_outputs)
       st = ge_kctx_fail(c, GE_ERR_INTERNAL, "subgraph returns %zu values, expected %zu",

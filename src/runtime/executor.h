@@ -15,6 +15,9 @@ typedef struct ge_run_env {
   ge_observe *obs;             /* profiling / dumping around each step; NULL: off */
   ge_tensor *const *into;      /* the caller's output tensors, written in place (outputs
                                   unused); NULL: outputs receive new tensors */
+  int threads;                 /* > 0: the run's thread count (a subgraph's: its caller's);
+                                  0: the plan's, adapted where it has a controller */
+  int *ran_threads;            /* non-NULL: receives the thread count the run took */
 } ge_run_env;
 
 /* ge_plan_run with an environment (NULL: variables read their initial values and side

@@ -15,9 +15,14 @@ void ge_options_default(ge_options *o) {
   int n = ge_cpu_count();
   o->intra_threads = n > 64 ? 64 : n;
   o->stream_max_parallel = 1;
+  o->adaptive_threads = -1;
   o->iterations_per_loop = 1;
   strcpy(o->profiling_path, "ge_trace.json");
   strcpy(o->dump_path, "ge_dump");
+}
+
+bool ge_options_adaptive_threads(const ge_options *o) {
+  return o->adaptive_threads >= 0 ? o->adaptive_threads == 1 : o->run_mode == 0;
 }
 
 static ge_status bad_value(const char *key, const char *value, const char *expected) {
@@ -111,6 +116,13 @@ static ge_status apply_one(ge_options *o, const char *key, const char *value) {
   } else if (!strcmp(key, "ge.intraOpThreads")) {
     GE_CHECK(parse_int(key, value, 1, 1024, &iv));
     o->intra_threads = iv;
+  } else if (!strcmp(key, "ge.exec.adaptiveThreads")) {
+    GE_CHECK(parse_bool(key, value, &bv));
+    o->adaptive_threads = bv;
+  } else if (!strcmp(key, "ge.exec.forceOneThread")) {
+    /* hidden, for tests: every run of a plan compiled for N threads takes one */
+    GE_CHECK(parse_bool(key, value, &bv));
+    o->force_one_thread = bv;
   } else if (!strcmp(key, "ge.exec.profilingMode")) {
     GE_CHECK(parse_bool(key, value, &bv));
     o->profiling = bv;

@@ -17,6 +17,10 @@ typedef struct ge_options {
   bool disable_reuse;
   bool disable_winograd;    /* ge.exec.disableWinograd: direct 3x3 convolutions only */
   bool callback_async;
+  int adaptive_threads;     /* ge.exec.adaptiveThreads: 1 on, 0 off, -1 (default) on for
+                               inference, off for training (runtime/thread_adapt.h) */
+  bool force_one_thread;    /* ge.exec.forceOneThread (hidden, for tests): every run of a
+                               plan compiled for N threads on one thread */
   int precision_mode;       /* ge.exec.precision_mode: a ge_precision_mode (passes/pass.h) */
   int layout_policy;        /* ge.exec.layout (hidden): a ge_layout_policy (compiler/layout.h) */
   char passes_disable[512]; /* ge.passes.disable: comma-separated pass names */
@@ -26,6 +30,9 @@ typedef struct ge_options {
   char profiling_path[1024]; /* ge.exec.profilingPath (default "ge_trace.json") */
   char dump_path[1024];      /* ge.exec.dumpPath (default "ge_dump") */
 } ge_options;
+
+/* Whether runs adapt their thread count (ge.exec.adaptiveThreads, or its default). */
+bool ge_options_adaptive_threads(const ge_options *o);
 
 /* Defaults: CPU, inference, level 3, intra threads = online CPUs (at most 64). */
 void ge_options_default(ge_options *o);

@@ -1,5 +1,6 @@
 /* Sessions: graphs by id, compiled plans cached per input signature, sync and async runs. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "runtime/callbacks.h"
 #include "runtime/executor.h"
 #include "runtime/session.h"
+#include "runtime/thread_adapt.h"
 #include "runtime/variables.h"
 
 #define GE_PLAN_CACHE_MAX 32
@@ -33,6 +35,7 @@ typedef struct graph_entry {
   bool *pinned;
   const ge_plan *settled[GE_PLAN_CACHE_MAX + 1];
   size_t n_settled;
+  _Atomic uint64_t runs, runs_one; /* runs, and those on one thread (ge_run_stats) */
   struct graph_entry *next;
 } graph_entry;
 
@@ -395,6 +398,26 @@ ge_status ge_session_graph_num_outputs(ge_session *s, uint32_t graph_id, size_t 
   return GE_OK;
 }
 
+ge_status ge_session_graph_run_stats(ge_session *s, uint32_t graph_id, ge_run_stats *out) {
+  if (!out) return ge_error(GE_ERR_INVALID_ARGUMENT, "run stats: out is NULL");
+  graph_entry *e = NULL;
+  GE_CHECK(acquire_entry(s, graph_id, &e));
+  memset(out, 0, sizeof *out);
+  out->runs = atomic_load_explicit(&e->runs, memory_order_relaxed);
+  out->threads = s->opts.intra_threads;
+  out->adaptive = s->opts.intra_threads > 1 && ge_options_adaptive_threads(&s->opts);
+  ge_run_stats plans = {0};
+  pthread_mutex_lock(&s->mu);
+  if (e->declared) ge_thread_adapt_stats(e->declared->adapt, &plans);
+  for (size_t i = 0; i < e->n_plans; i++) ge_thread_adapt_stats(e->plans[i]->adapt, &plans);
+  pthread_mutex_unlock(&s->mu);
+  out->runs_one_thread = atomic_load_explicit(&e->runs_one, memory_order_relaxed);
+  out->switches = plans.switches;
+  out->probes = plans.probes;
+  release_entry(s, e);
+  return GE_OK;
+}
+
 /* The plan for these inputs: the declared plan when it fits, else one compiled for the
    concrete shapes (cached).  *tmp is set when the plan must be freed after the run. */
 static ge_status plan_pick(ge_session *s, graph_entry *e, ge_tensor *const *inputs, size_t n_in,
@@ -511,11 +534,11 @@ static void deliver_effects(ge_session *s, graph_entry *e, ge_run_fx *fx) {
 }
 
 /* One run: snapshot the variables, run, commit the writes, deliver the callback data. */
-static ge_status run_with_env(ge_session *s, graph_entry *e, const ge_plan *p,
-                              ge_tensor *const *inputs, size_t n_in, ge_tensor **outputs,
-                              ge_tensor *const *into, size_t n_out) {
+static ge_status run_with_vars(ge_session *s, graph_entry *e, const ge_plan *p,
+                               ge_tensor *const *inputs, size_t n_in, ge_tensor **outputs,
+                               ge_tensor *const *into, size_t n_out, int *ran) {
   if (!e->n_vars && !e->has_effects) {
-    ge_run_env plain = {.obs = s->obs, .into = into};
+    ge_run_env plain = {.obs = s->obs, .into = into, .ran_threads = ran};
     return ge_plan_run_env(p, inputs, n_in, outputs, n_out, &plain);
   }
   ge_var_buf **bufs = calloc(e->n_vars + 1, sizeof *bufs);
@@ -528,7 +551,7 @@ static ge_status run_with_env(ge_session *s, graph_entry *e, const ge_plan *p,
   ge_var_store_snapshot(&s->vars, e->var_idx, e->n_vars, bufs, views);
   ge_run_fx fx = {0};
   ge_run_env env = {.n_vars = e->n_vars, .var_slots = e->var_slots, .var_values = views,
-                    .fx = &fx, .obs = s->obs, .into = into};
+                    .fx = &fx, .obs = s->obs, .into = into, .ran_threads = ran};
   ge_status st = ge_plan_run_env(p, inputs, n_in, outputs, n_out, &env);
   ge_var_store_release(&s->vars, bufs, e->n_vars);
   free(bufs);
@@ -543,6 +566,17 @@ static ge_status run_with_env(ge_session *s, graph_entry *e, const ge_plan *p,
   }
   if (st == GE_OK) deliver_effects(s, e, &fx);
   ge_run_fx_clear(&fx);
+  return st;
+}
+
+/* A run, counted in the graph's ge_run_stats. */
+static ge_status run_with_env(ge_session *s, graph_entry *e, const ge_plan *p,
+                              ge_tensor *const *inputs, size_t n_in, ge_tensor **outputs,
+                              ge_tensor *const *into, size_t n_out) {
+  int ran = 0;
+  ge_status st = run_with_vars(s, e, p, inputs, n_in, outputs, into, n_out, &ran);
+  atomic_fetch_add_explicit(&e->runs, 1, memory_order_relaxed);
+  if (ran == 1 && p->opts.intra_threads > 1) atomic_fetch_add_explicit(&e->runs_one, 1, memory_order_relaxed);
   return st;
 }
 

@@ -67,3 +67,49 @@ def test_no_spinning_after_a_run(ge, conv_model):
     idle = _cpu_s() - c0
     # GOMP_SPINCOUNT=5000 (set by the package) is under 0.1 ms of spinning; allow 20 ms
     assert idle < 0.02, "threads used %.3f s of CPU in the 0.5 s after a run" % idle
+
+
+@pytest.fixture
+def dw_model(make_model):
+    """A 1x1 convolution, ReLU and a 3x3 depthwise one: oneDNN's depthwise primitive opens
+    the thread team it was created for unless the run caps it (without the cap, one-thread
+    runs of it kept 1.96 cores busy)."""
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((144, 32, 1, 1)).astype(np.float32) * 0.05, "w1")
+    wd = numpy_helper.from_array(rng.standard_normal((144, 1, 3, 3)).astype(np.float32) * 0.05, "wd")
+    from onnx import helper
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "wd"], ["y"], pads=[1, 1, 1, 1], group=144)]
+    return make_model(nodes, [("x", np.float32, [1, 32, 56, 56])], [("y", np.float32, None)],
+                      initializers=[w1, wd])
+
+
+def test_one_thread_runs_of_a_two_thread_plan(ge, dw_model):
+    """ge.exec.forceOneThread (what the adaptive thread count does while a core is taken):
+    a plan compiled for 2 threads, oneDNN's primitives included, keeps one core busy, and
+    computes what it computes on 2."""
+    x = np.random.default_rng(3).standard_normal((1, 32, 56, 56)).astype(np.float32)
+    two = ge.InferenceSession(dw_model, threads=2, options={"ge.exec.adaptiveThreads": "0"})
+    one = ge.InferenceSession(dw_model, threads=2, options={"ge.exec.forceOneThread": "1"})
+    np.testing.assert_allclose(one.run(None, {"x": x})[0], two.run(None, {"x": x})[0],
+                               rtol=0, atol=1e-5)
+    busy = _busy_cores(one, {"x": x})
+    assert busy <= 1.15, "one-thread runs of a 2-thread plan kept %.2f cores busy" % busy
+    st = one.run_stats()
+    assert st["threads"] == 2 and st["runs"] >= 7 and st["runs_one_thread"] == st["runs"]
+    st = two.run_stats()
+    assert st == {"runs": 1, "runs_one_thread": 0, "switches": 0, "probes": 0, "threads": 2,
+                  "adaptive": False}
+
+
+def test_adaptive_threads_default(ge, conv_model):
+    """On for inference with 2 threads (on a quiet machine its runs keep both), off with one."""
+    x = np.zeros((1, 32, 96, 96), np.float32)
+    sess = ge.InferenceSession(conv_model, threads=2)
+    for _ in range(3):
+        sess.run(None, {"x": x})
+    st = sess.run_stats()
+    assert st["adaptive"] and st["threads"] == 2 and st["runs"] == 3
+    assert st["runs_one_thread"] <= st["runs"]
+    assert not ge.InferenceSession(conv_model, threads=1).run_stats()["adaptive"]

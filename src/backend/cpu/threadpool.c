@@ -118,6 +118,35 @@ void ge_parallel_for(int threads, size_t n, void (*fn)(void *arg, size_t begin, 
   }
 }
 
+/* ---------------------------------------------------------------- one-thread runs */
+
+typedef void (*omp_set_int_fn)(int);
+
+static pthread_once_t cap_once = PTHREAD_ONCE_INIT;
+static omp_set_int_fn cap_set;
+static omp_int_fn cap_get;
+
+static void cap_lookup(void) {
+  void *s = dlsym(RTLD_DEFAULT, "omp_set_max_active_levels");
+  void *g = dlsym(RTLD_DEFAULT, "omp_get_max_active_levels");
+  if (s && g) {
+    memcpy(&cap_set, &s, sizeof s);
+    memcpy(&cap_get, &g, sizeof g);
+  }
+}
+
+int ge_threads_one_enter(void) {
+  pthread_once(&cap_once, cap_lookup);
+  if (!cap_set) return -1;
+  int prev = cap_get();
+  cap_set(0);
+  return prev;
+}
+
+void ge_threads_one_leave(int prev) {
+  if (prev >= 0 && cap_set) cap_set(prev);
+}
+
 /* ---------------------------------------------------------------- work stealing */
 
 /* One share's unclaimed items [front, back), packed as back << 32 | front so that one

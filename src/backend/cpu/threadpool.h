@@ -46,6 +46,15 @@ size_t ge_steal_blocks(int threads, size_t outer, size_t inner, size_t *tail);
    another kernel on the same thread. */
 void *ge_cpu_thread_scratch(size_t bytes);
 
+/* Until ge_threads_one_leave(returned value), every OpenMP parallel region the calling thread
+   opens gets a team of one: a run of a plan compiled for N threads on the calling thread
+   alone (oneDNN's primitives then run as they do nested in another parallel region, on the
+   thread that calls them).  Per thread (the OpenMP max-active-levels setting of the calling
+   thread's data environment); -1 where the runtime has no such setting (then nothing
+   changes). */
+int ge_threads_one_enter(void);
+void ge_threads_one_leave(int prev);
+
 /* Number of online CPUs (>= 1). */
 int ge_cpu_count(void);
 
