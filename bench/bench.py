@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/bench.py --models tests/models/out [--threads 1,2] [--iters 20]
                                     [--warmup 3] [--rounds 1] [--only resnet50,bert_base | --all]
-                                    [--json F]
+                                    [--busy-core CPU] [--json F]
 
 Each (model, engine, threads) runs in its own worker process: it loads the model, runs
 --warmup untimed iterations, then waits for its turns; the parent reads that process's peak RSS
@@ -244,6 +244,9 @@ def main():
                          "and the pause, a first run wakes sleeping threads and refills caches)")
     ap.add_argument("--timeout", type=int, default=1800,
                     help="seconds a worker may take to load or to run one turn")
+    ap.add_argument("--busy-core", type=int, default=None, metavar="CPU",
+                    help="keep this CPU busy with a spinning process pinned to it while measuring "
+                         "(another tenant holding a core: how each engine's threads cope)")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--worker", choices=["ge", "ort"], help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -261,6 +264,25 @@ def main():
         ", ".join(names), ",".join(map(str, threads)), a.warmup, max(a.rounds, 1), a.iters), flush=True)
     print("bench: ge runs through the Python package's %s" % ge_run_path(), flush=True)
 
+    busy = None
+    if a.busy_core is not None:
+        if a.busy_core not in os.sched_getaffinity(0):
+            print("bench: --busy-core %d is not a CPU this process may use (%s)"
+                  % (a.busy_core, sorted(os.sched_getaffinity(0))), file=sys.stderr)
+            return 2
+        busy = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
+                                 "while True: pass" % a.busy_core])
+        print("bench: a spinning process (pid %d) holds CPU %d throughout" % (busy.pid, a.busy_core),
+              flush=True)
+    try:
+        return measure_all(a, names, threads)
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
+
+
+def measure_all(a, names, threads):
     rows, failed = [], False
     for name in names:
         path = os.path.join(a.models, name + ".onnx")

@@ -9,8 +9,9 @@
 #include "ir/error.h"
 
 /* A probe of one thread switches when it beats the N-thread median by 15%; a probe of N
-   threads switches back when it beats the one-thread median by 10%.  The N-thread median
-   must exceed the fastest N-thread run by 25% before any probe of one thread. */
+   threads switches back when it beats the one-thread median by 10%.  Probes of one thread
+   wait for the N-thread median to exceed the fastest N-thread run by 25%, or to come within
+   15% of the fastest one-thread run (stalled). */
 #define STALL_NUM 5 /* median * 4 > best * 5 */
 #define ONE_WINS(ns, med) ((ns) * 20 < (med) * 17)
 #define FULL_WINS(ns, med) ((ns) * 10 < (med) * 9)
@@ -47,8 +48,15 @@ static uint64_t ring_median(const ge_adapt_state *s, int k) {
   return v[(n - 1) / 2];
 }
 
+/* Whether the N-thread runs may be stalled: their median is well above the fastest of them,
+   or not clearly below the fastest one-thread run; or no one-thread run has been timed yet
+   (a core held from the start leaves no fast N-thread run to compare with).  Only once the
+   window is full. */
 static bool stalled(const ge_adapt_state *s) {
-  return s->n[0] >= GE_ADAPT_WINDOW && s->best && ring_median(s, 0) * 4 > s->best * STALL_NUM;
+  if (s->n[0] < GE_ADAPT_WINDOW) return false;
+  if (!s->best_one) return true;
+  uint64_t m = ring_median(s, 0);
+  return m * 4 > s->best * STALL_NUM || ONE_WINS(s->best_one, m);
 }
 
 int ge_adapt_decide(ge_adapt_state *s, bool *probe) {
@@ -67,6 +75,7 @@ int ge_adapt_decide(ge_adapt_state *s, bool *probe) {
 void ge_adapt_observe(ge_adapt_state *s, int threads, bool probe, uint64_t ns) {
   if (s->threads <= 1) return;
   bool on_one = threads == 1;
+  if (on_one && (!s->best_one || ns < s->best_one)) s->best_one = ns;
   if (!probe) {
     ring_push(s, on_one, ns);
     if (!on_one && (!s->best || ns < s->best)) s->best = ns;

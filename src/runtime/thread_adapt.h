@@ -8,11 +8,13 @@
  * thread.  Only the outcome is visible from here, so the controller compares run times:
  *
  * - It runs the plan on N threads and keeps the last 8 of those runs' times and the fastest.
- *   While their median is within 1.25x of the fastest, nothing else happens: on a quiet
- *   machine every run takes N threads.
- * - When the median rises above that, one run in between takes one thread (a probe).  If it
- *   beats the median by 15%, runs take one thread from then on; if not, the next probe waits
- *   16, 32, 64 runs.
+ *   Once there are 8, one run takes one thread (a probe), which gives the fastest one-thread
+ *   time so far.
+ * - From then on, while the N-thread median stays within 1.25x of the fastest N-thread run
+ *   and 15% below the fastest one-thread run, nothing else happens: on a quiet machine every
+ *   run but that one takes N threads.
+ * - Otherwise a run in between takes one thread (a probe).  If it beats the N-thread median
+ *   by 15%, runs take one thread from then on; if not, the next probe waits 16, 32, 64 runs.
  * - While on one thread, a run now and then (after 4, 8, .. 64 runs) takes N threads again; if
  *   it beats the median of the one-thread runs by 10%, runs go back to N threads.
  *
@@ -41,6 +43,7 @@ typedef struct ge_adapt_state {
   uint64_t ring[2][GE_ADAPT_WINDOW];    /* [0]: N-thread run times (ns), [1]: one-thread */
   unsigned n[2], pos[2];
   uint64_t best;                        /* the fastest N-thread run (0: none yet) */
+  uint64_t best_one;                    /* the fastest one-thread run (0: none yet) */
   unsigned wait, gap;                   /* runs before the next probe may be; the last wait */
   ge_run_stats stats;
 } ge_adapt_state;

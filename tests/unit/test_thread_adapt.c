@@ -59,31 +59,48 @@ static tally drive(ge_adapt_state *s, host *h, unsigned n) {
   return t;
 }
 
-/* A quiet machine: N threads twice as fast as one, 10% jitter: no run ever takes one thread. */
-static void test_quiet_never_probes(void **state) {
+/* A quiet machine: N threads almost twice as fast as one, 10% jitter: one probe of one thread
+   once the window is full (run 9), and no other run on one thread. */
+static void test_quiet_probes_once(void **state) {
   (void)state;
   ge_adapt_state s;
   ge_adapt_init(&s, 2);
   host h = {.full = 5 * MS, .one = 9 * MS, .rng = 1, .jitter = 0.1};
   tally t = drive(&s, &h, 5000);
-  assert_int_equal(t.on_one, 0);
-  assert_int_equal(t.probes, 0);
+  assert_int_equal(t.on_one, 1);
+  assert_int_equal(t.first_one, GE_ADAPT_WINDOW + 1);
+  assert_int_equal(t.probes, 1);
   assert_int_equal(s.stats.switches, 0);
 }
 
-/* One core taken by another process: N-thread runs take 18 ms, one-thread runs 7.  Runs go to
-   one thread soon after the window of 8 fills with stalled runs, stay there (a probe of N
-   threads now and then), and come back to N threads soon after the core is free again. */
+/* A core held from the start: every N-thread run stalled (18 ms), one thread 9.5.  The first
+   probe, after 8 runs, switches. */
+static void test_core_held_from_start(void **state) {
+  (void)state;
+  ge_adapt_state s;
+  ge_adapt_init(&s, 2);
+  host h = {.full = 18 * MS, .one = 9500000, .rng = 5, .jitter = 0.05};
+  tally t = drive(&s, &h, 1000);
+  assert_int_equal(t.first_one, GE_ADAPT_WINDOW + 1);
+  assert_true(s.one);
+  assert_int_equal(s.stats.switches, 1);
+  assert_true(t.on_one >= 950);
+}
+
+/* One core taken by another process after a quiet start: N-thread runs take 18 ms, one-thread
+   runs 9.5.  Runs go to one thread soon after the window of 8 fills with stalled runs, stay
+   there (a probe of N threads now and then), and come back to N threads soon after the core
+   is free again. */
 static void test_stall_switches_and_back(void **state) {
   (void)state;
   ge_adapt_state s;
   ge_adapt_init(&s, 2);
   host h = {.full = 5 * MS, .one = 9 * MS, .rng = 2, .jitter = 0.05};
   tally t = drive(&s, &h, 50);
-  assert_int_equal(t.on_one, 0);
+  assert_int_equal(t.on_one, 1); /* the first probe */
 
   h.full = 18 * MS;
-  h.one = 7 * MS;
+  h.one = 9500000;
   t = drive(&s, &h, 1000);
   assert_true(t.first_one > 0 && t.first_one <= GE_ADAPT_WINDOW / 2 + 2);
   assert_true(t.on_one >= 950); /* probes of N threads: after 4, 8, .. 64 runs */
@@ -278,7 +295,8 @@ static void test_option_defaults(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_quiet_never_probes),
+      cmocka_unit_test(test_quiet_probes_once),
+      cmocka_unit_test(test_core_held_from_start),
       cmocka_unit_test(test_stall_switches_and_back),
       cmocka_unit_test(test_slow_host_keeps_threads),
       cmocka_unit_test(test_one_thread_plan),
