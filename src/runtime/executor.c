@@ -351,7 +351,10 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
   ge_adapt_ticket ticket = {.threads = 0};
   int run_threads = p->opts.intra_threads, cap = -2;
   if (env && env->threads > 0) run_threads = env->threads;
-  else if (p->adapt) run_threads = ge_thread_adapt_begin(p->adapt, &ticket);
+  else if (p->adapt) {
+    ge_threads_one_ready(); /* the first run allocates, not the first one-thread run */
+    run_threads = ge_thread_adapt_begin(p->adapt, &ticket);
+  }
   if (run_threads == 1 && p->opts.intra_threads > 1) cap = ge_threads_one_enter();
   if (env && env->ran_threads) *env->ran_threads = run_threads;
   ge_tensor *slots = w->slots;

@@ -143,6 +143,14 @@ int ge_threads_one_enter(void) {
   return prev;
 }
 
+void ge_threads_one_ready(void) {
+  static _Thread_local bool done;
+  if (done) return;
+  done = true;
+  pthread_once(&cap_once, cap_lookup);
+  if (cap_set) cap_set(cap_get()); /* libgomp makes the thread's own settings now (a malloc) */
+}
+
 void ge_threads_one_leave(int prev) {
   if (prev >= 0 && cap_set) cap_set(prev);
 }

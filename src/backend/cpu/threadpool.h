@@ -53,6 +53,10 @@ void *ge_cpu_thread_scratch(size_t bytes);
    thread's data environment); -1 where the runtime has no such setting (then nothing
    changes). */
 int ge_threads_one_enter(void);
+/* Makes the calling thread ready for ge_threads_one_enter without allocating there: the
+   runtime's first change of a thread's settings allocates them, which this does (once per
+   thread) in a run that may allocate, so that a later one-thread run does not. */
+void ge_threads_one_ready(void);
 void ge_threads_one_leave(int prev);
 
 /* Number of online CPUs (>= 1). */
