@@ -152,7 +152,6 @@ int ge_thread_adapt_begin(ge_thread_adapt *a, ge_adapt_ticket *t) {
   } else {
     t->threads = atomic_load_explicit(&a->one_now, memory_order_relaxed) ? 1 : a->s.threads;
   }
-  if (t->threads == 1) atomic_fetch_add_explicit(&a->runs_one, 1, memory_order_relaxed);
   t->t0 = now_ns();
   return t->threads;
 }
@@ -173,7 +172,6 @@ void ge_thread_adapt_end(ge_thread_adapt *a, ge_adapt_ticket *t, bool ok) {
 
 void ge_thread_adapt_stats(ge_thread_adapt *a, ge_run_stats *out) {
   if (!a) return;
-  out->runs_one_thread += atomic_load_explicit(&a->runs_one, memory_order_relaxed);
   out->switches += atomic_load_explicit(&a->switches, memory_order_relaxed);
   out->probes += atomic_load_explicit(&a->probes, memory_order_relaxed);
 }

@@ -60,7 +60,6 @@ typedef struct ge_thread_adapt {
   ge_adapt_state s;
   bool force_one; /* ge.exec.forceOneThread (tests): every run on one thread */
   _Atomic int one_now; /* s.one, for the runs that do not hold the lock */
-  _Atomic uint64_t runs_one;         /* runs on one thread, sampled or not */
   _Atomic uint64_t switches, probes; /* s.stats', readable without the lock */
 } ge_thread_adapt;
 
@@ -76,7 +75,7 @@ ge_status ge_thread_adapt_create(int threads, bool force_one, ge_thread_adapt **
 void ge_thread_adapt_free(ge_thread_adapt *a);
 int ge_thread_adapt_begin(ge_thread_adapt *a, ge_adapt_ticket *t);
 void ge_thread_adapt_end(ge_thread_adapt *a, ge_adapt_ticket *t, bool ok);
-/* Adds this controller's counts to *out (runs_one_thread, switches, probes). */
+/* Adds this controller's switches and probes to *out (the session counts the runs). */
 void ge_thread_adapt_stats(ge_thread_adapt *a, ge_run_stats *out);
 
 #endif

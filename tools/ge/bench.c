@@ -149,12 +149,14 @@ int ge_cli_bench(const ge_cli_args *a) {
   printf("throughput: %.2f runs/s\n", total > 0 ? (double)n * 1e3 / total : 0.0);
   printf("peak RSS: %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
   ge_run_stats rs;
-  if (ge_session_graph_run_stats(s, 1, &rs) == GE_OK && rs.adaptive)
-    printf("threads: %d, adaptive: %llu of %llu runs on one thread (%llu switches, %llu probes)\n",
-           rs.threads, (unsigned long long)rs.runs_one_thread, (unsigned long long)rs.runs,
-           (unsigned long long)rs.switches, (unsigned long long)rs.probes);
-  else if (ge_session_graph_run_stats(s, 1, &rs) == GE_OK)
-    printf("threads: %d\n", rs.threads);
+  if (ge_session_graph_run_stats(s, 1, &rs) == GE_OK) {
+    if (rs.adaptive)
+      printf("threads: %d, adaptive: %llu of %llu runs on one thread (%llu switches, %llu probes)\n",
+             rs.threads, (unsigned long long)rs.runs_one_thread, (unsigned long long)rs.runs,
+             (unsigned long long)rs.switches, (unsigned long long)rs.probes);
+    else
+      printf("threads: %d\n", rs.threads);
+  }
   rc = 0;
 done:
   if (outs)
