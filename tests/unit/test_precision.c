@@ -14,6 +14,9 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include <unistd.h>
+#include "backend/cpu/cpu_dispatch.h"
+#include "backend/cpu/dnnl/dnnl_lowp.h"
 #include "ge/ge.h"
 #include "ir/ir.h"
 #include "passes/pass.h"
@@ -354,12 +357,62 @@ static void test_session_numerics(void **state) {
       assert_near_scaled(out[1], ref[1], 3e-2);
       /* bf16 really computes in bf16 where the processor has it (the result differs) */
       if (has_bf16 && strstr(modes[m], "bf16")) assert_true(max_diff(out[1], ref[1]) > 0);
+      /* without an fp16 kernel an fp16 mode is the float32 mode: the same kernels (ge's own
+         included, not oneDNN's float32 fallback alone), the same bits */
+      if (strstr(modes[m], "fp16") && !ge_dn_f16_usable()) {
+        assert_true(max_diff(out[0], ref[0]) == 0);
+        assert_true(max_diff(out[1], ref[1]) == 0);
+      }
       ge_tensor_free(out[0]);
       ge_tensor_free(out[1]);
     }
     ge_tensor_free(ref[0]);
     ge_tensor_free(ref[1]);
   }
+  ge_tensor_free(x);
+  ge_graph_free(g);
+}
+
+/* Without an fp16 kernel the fp16 modes run as the float32 mode, kernel for kernel: a MatMul that
+   ge's packed GEMM takes in float32 (fast/pgemm.c) gives the same bits in both modes (before,
+   the fp16 mark sent it to oneDNN's float32 fallback, another summation order). */
+static void test_fp16_unavailable_is_fp32(void **state) {
+  (void)state;
+  if (ge_dn_f16_usable()) skip();
+  ge_graph *g = NULL;
+  assert_int_equal(ge_graph_create("mm", &g), GE_OK);
+  assert_int_equal(ge_graph_set_opset(g, "", 17), GE_OK);
+  int64_t xd[2] = {64, 384}, wd[2] = {384, 384};
+  assert_int_equal(ge_graph_add_input(g, "x", GE_F32, xd, 2), GE_OK);
+  constant(g, "w", rand_tensor(GE_F32, wd, 2, 0.05f));
+  node(g, "MatMul", "mm", "x,w", "y", NULL, 0);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  ge_tensor *x = rand_tensor(GE_F32, xd, 2, 1.0f);
+  ge_tensor *y[3] = {0};
+  static const char *const modes[] = {"force_fp32", "allow_fp32_to_fp16", "allow_mix_precision_fp16"};
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/ge_test_fp16_%d.json", (int)getpid());
+  for (size_t m = 0; m < 3; m++) {
+    ge_option o[] = {{"ge.exec.precision_mode", modes[m]}, {"ge.intraOpThreads", "2"},
+                     {"ge.exec.profilingMode", "1"}, {"ge.exec.profilingPath", path}};
+    ge_session *s = NULL;
+    assert_int_equal(ge_session_create(o, 4, &s), GE_OK);
+    assert_int_equal(ge_session_add_graph(s, 1, g), GE_OK);
+    assert_int_equal(ge_session_run_graph(s, 1, &x, 1, &y[m], 1), GE_OK);
+    ge_session_free(s);
+    /* the step's kernel, from the profile: the float32 mode's */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    if (ge_cpu_avx512_fma()) assert_non_null(strstr(buf, "\"kernel\":\"pgemm\""));
+  }
+  remove(path);
+  assert_true(max_diff(y[1], y[0]) == 0);
+  assert_true(max_diff(y[2], y[0]) == 0);
+  for (size_t m = 0; m < 3; m++) ge_tensor_free(y[m]);
   ge_tensor_free(x);
   ge_graph_free(g);
 }
@@ -381,6 +434,7 @@ int main(void) {
       cmocka_unit_test(test_with_fusions),
       cmocka_unit_test(test_options),
       cmocka_unit_test(test_session_numerics),
+      cmocka_unit_test(test_fp16_unavailable_is_fp32),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -14,17 +14,75 @@
 #define LOWP_AVX512BF16 1
 #endif
 
+/* Whether oneDNN has an fp16 kernel other than its reference one for a small convolution or a
+   small matmul on this processor (within ONEDNN_MAX_CPU_ISA): asked once per process. */
+static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
+static bool f16_native; /* written once, under f16_once */
+
+static bool pd_native(dnnl_primitive_desc_t pd) {
+  const char *impl = NULL;
+  bool ok = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl &&
+            strncmp(impl, "ref", 3) && !strstr(impl, ":ref");
+  dnnl_primitive_desc_destroy(pd);
+  return ok;
+}
+
+static void f16_probe(void) {
+  dnnl_engine_t eng = NULL;
+  if (dnnl_engine_create(&eng, dnnl_cpu, 0) != dnnl_success) return;
+  dnnl_memory_desc_t x, w, y, a, b, c;
+  dnnl_dims_t xd = {1, 16, 8, 8}, wd = {16, 16, 3, 3}, st = {1, 1}, dl = {0, 0}, pd1 = {1, 1};
+  dnnl_dims_t ad = {16, 16};
+  dnnl_convolution_desc_t cd;
+  dnnl_matmul_desc_t md;
+  dnnl_primitive_desc_t pd = NULL;
+  if (dnnl_memory_desc_init_by_tag(&x, 4, xd, dnnl_f16, dnnl_format_tag_any) == dnnl_success &&
+      dnnl_memory_desc_init_by_tag(&w, 4, wd, dnnl_f16, dnnl_format_tag_any) == dnnl_success &&
+      dnnl_memory_desc_init_by_tag(&y, 4, xd, dnnl_f16, dnnl_format_tag_any) == dnnl_success &&
+      dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct, &x, &w, NULL,
+                                                 &y, st, dl, pd1, pd1) == dnnl_success &&
+      dnnl_primitive_desc_create(&pd, &cd, NULL, eng, NULL) == dnnl_success)
+    f16_native = pd_native(pd);
+  pd = NULL;
+  if (!f16_native && dnnl_memory_desc_init_by_tag(&a, 2, ad, dnnl_f16, dnnl_ab) == dnnl_success &&
+      dnnl_memory_desc_init_by_tag(&b, 2, ad, dnnl_f16, dnnl_format_tag_any) == dnnl_success &&
+      dnnl_memory_desc_init_by_tag(&c, 2, ad, dnnl_f16, dnnl_ab) == dnnl_success &&
+      dnnl_matmul_desc_init(&md, &a, &b, NULL, &c) == dnnl_success &&
+      dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL) == dnnl_success)
+    f16_native = pd_native(pd);
+  dnnl_engine_destroy(eng);
+}
+
+bool ge_dn_f16_usable(void) {
+  pthread_once(&f16_once, f16_probe);
+  return f16_native;
+}
+
+static void note_fallback(const ge_prepare_ctx *p, dnnl_data_type_t dt, const char *why);
+
 dnnl_data_type_t ge_dn_lowp_dt(const ge_prepare_ctx *p) {
   const char *m = ge_node_attr_string(p->node, GE_DN_PRECISION_ATTR, NULL);
   if (!m) return dnnl_f32;
   if (!strcmp(m, "bf16")) {
     /* bf16 without native instructions is emulated (slower than float32): refuse it */
     dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    if (((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) != (unsigned)dnnl_cpu_isa_avx512_core_bf16)
+    if (((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) != (unsigned)dnnl_cpu_isa_avx512_core_bf16) {
+      note_fallback(p, dnnl_bf16,
+                    ge_cpu_avx512_bf16() ? "oneDNN's ISA ceiling (ONEDNN_MAX_CPU_ISA) is below AVX512-BF16"
+                                         : "the processor has neither AVX512-BF16 nor AMX-BF16");
       return dnnl_f32;
+    }
     return dnnl_bf16;
   }
-  if (!strcmp(m, "fp16")) return dnnl_f16;
+  if (!strcmp(m, "fp16")) {
+    /* without any fp16 kernel the node is a float32 one: every float32 kernel may take it (ge's
+       own included), as in the float32 mode, instead of oneDNN's float32 fallback alone */
+    if (!ge_dn_f16_usable()) {
+      note_fallback(p, dnnl_f16, "oneDNN has no fp16 convolution or matmul kernel for this processor");
+      return dnnl_f32;
+    }
+    return dnnl_f16;
+  }
   return dnnl_f32;
 }
 
@@ -90,7 +148,6 @@ static void note_fallback(const ge_prepare_ctx *p, dnnl_data_type_t dt, const ch
 }
 
 ge_status ge_dn_lowp_prepare(const ge_prepare_ctx *p, void **state, ge_dn_impl_fn impl, int flags) {
-  const char *m = ge_node_attr_string(p->node, GE_DN_PRECISION_ATTR, NULL);
   dnnl_data_type_t dt = ge_dn_lowp_dt(p);
   if (dt != dnnl_f32) {
     ge_status st = impl(p, state, flags, dt);
@@ -103,12 +160,7 @@ ge_status ge_dn_lowp_prepare(const ge_prepare_ctx *p, void **state, ge_dn_impl_f
     if (st == GE_OK) note_fallback(p, dt, why);
     return st;
   }
-  ge_status st = impl(p, state, flags, dnnl_f32);
-  if (st == GE_OK && m && !strcmp(m, "bf16"))
-    note_fallback(p, dnnl_bf16,
-                  ge_cpu_avx512_bf16() ? "oneDNN's ISA ceiling (ONEDNN_MAX_CPU_ISA) is below AVX512-BF16"
-                                 : "the processor has neither AVX512-BF16 nor AMX-BF16");
-  return st;
+  return impl(p, state, flags, dnnl_f32);
 }
 
 /* ------------------------------------------------------------------ matmul primitive */

@@ -16,8 +16,15 @@
 #define GE_DN_PRECISION_ATTR "ge_compute_precision"
 
 /* The data type node p should compute in: dnnl_bf16 / dnnl_f16 when marked and the processor
-   can (bf16: AVX512-BF16 or AMX as oneDNN sees it, DNNL_MAX_CPU_ISA included), else dnnl_f32. */
+   can (bf16: AVX512-BF16 or AMX as oneDNN sees it, DNNL_MAX_CPU_ISA included; fp16:
+   ge_dn_f16_usable), else dnnl_f32, with a one-time note on stderr where a mark cannot be
+   honoured.  A node marked fp16 or bf16 that gets dnnl_f32 is a float32 node to every kernel,
+   so the mode then runs as the float32 mode does. */
 dnnl_data_type_t ge_dn_lowp_dt(const ge_prepare_ctx *p);
+
+/* oneDNN has a non-reference fp16 convolution or matmul kernel here (probed once per process;
+   none in oneDNN 2.6 on CPU). */
+bool ge_dn_f16_usable(void);
 
 /* Like ge_dn_md / ge_dn_md_any with data type dt. */
 ge_status ge_dn_md_dt(const ge_prepare_ctx *p, dnnl_memory_desc_t *md, int ndims, const int64_t *dims,
