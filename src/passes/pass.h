@@ -116,6 +116,8 @@ ge_status ge_pass_chains(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_fold_bn(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_matmul_add(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_gelu(ge_graph *g, ge_pass_ctx *c, bool *changed);
+/* f16_compute.c: float16 / bfloat16 regions on float32 values (Casts where they end) */
+ge_status ge_pass_f16_compute(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_layernorm(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_attention(ge_graph *g, ge_pass_ctx *c, bool *changed);
 ge_status ge_pass_conv_sum(ge_graph *g, ge_pass_ctx *c, bool *changed);

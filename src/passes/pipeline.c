@@ -13,6 +13,7 @@ static const ge_pass k_passes[] = {
     {"chains", 1, ge_pass_chains},
     {"cse", 1, ge_pass_cse},
     {"dce", 1, ge_pass_dce},
+    {"f16_compute", 2, ge_pass_f16_compute},
     {"fold_bn", 2, ge_pass_fold_bn},
     {"matmul_add", 2, ge_pass_matmul_add},
     {"gelu", 2, ge_pass_gelu},

@@ -421,6 +421,120 @@ static void add_conv(ge_graph *g, const char *x, const char *y, int64_t cin, int
   node(g, "Conv", nm, ins, y, &a, 1);
 }
 
+/* ------------------------------------------------------------------ f16_compute */
+
+/* A tensor of dtype dt (GE_F16, GE_BF16 or GE_F32) holding vals rounded to dt's precision (the
+   float32 one holds the same rounded values, so that both graphs compute on equal numbers). */
+static ge_tensor *half_tensor(ge_dtype dt, ge_dtype round_to, const int64_t *dims, size_t rank, const float *vals) {
+  ge_tensor *t = NULL;
+  assert_int_equal(ge_tensor_create(dt, dims, rank, &t), GE_OK);
+  for (size_t i = 0; i < t->numel; i++) {
+    uint16_t h = round_to == GE_F16 ? ge_f32_to_f16(vals[i]) : ge_f32_to_bf16(vals[i]);
+    float f = round_to == GE_F16 ? ge_f16_to_f32(h) : ge_bf16_to_f32(h);
+    if (dt == GE_F32) ((float *)t->data)[i] = f;
+    else ((uint16_t *)t->data)[i] = h;
+  }
+  return t;
+}
+
+/* x -> Conv(w, b) -> Relu -> Add(k) -> y, and Relu -> Cast(float32) -> z: in 16-bit type d (dt
+   d) or in float32 on the same values (dt GE_F32). */
+static ge_graph *f16_net(ge_dtype dt, ge_dtype d, const float *w, const float *b, const float *k) {
+  ge_graph *g = new_graph(17);
+  int64_t xd[] = {1, 8, 10, 10}, wd[] = {16, 8, 3, 3}, bd[] = {16}, kd[] = {1, 16, 1, 1};
+  assert_int_equal(ge_graph_add_input(g, "x", dt, xd, 4), GE_OK);
+  constant(g, "w", half_tensor(dt, d, wd, 4, w));
+  constant(g, "b", half_tensor(dt, d, bd, 1, b));
+  constant(g, "k", half_tensor(dt, d, kd, 4, k));
+  int64_t pads[] = {1, 1, 1, 1};
+  ge_attr a = GE_ATTR_INTS("pads", pads, 4);
+  node(g, "Conv", "conv", "x,w,b", "c", &a, 1);
+  node(g, "Relu", "relu", "c", "r", NULL, 0);
+  node(g, "Add", "add", "r,k", "y", NULL, 0);
+  ge_attr to = GE_ATTR_INT("to", ge_dtype_to_onnx(GE_F32));
+  node(g, "Cast", "cast", "r", "z", &to, 1);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  assert_int_equal(ge_graph_add_output(g, "z"), GE_OK);
+  return g;
+}
+
+static void run_level(const ge_graph *g, const char *level, ge_tensor *x, ge_tensor **outs) {
+  ge_option o[] = {{"ge.graphOptimizationLevel", level}, {"ge.intraOpThreads", "2"}};
+  ge_session *s = NULL;
+  assert_int_equal(ge_session_create(o, 2, &s), GE_OK);
+  ge_status st = ge_session_add_graph(s, 1, g);
+  if (st == GE_OK) st = ge_session_run_graph(s, 1, &x, 1, outs, 2);
+  if (st != GE_OK) fprintf(stderr, "run failed: %s\n", ge_last_error());
+  assert_int_equal(st, GE_OK);
+  ge_session_free(s);
+}
+
+static float half_at(const ge_tensor *t, size_t i) {
+  uint16_t h = ((const uint16_t *)t->data)[i];
+  return t->dtype == GE_F16 ? ge_f16_to_f32(h) : ge_bf16_to_f32(h);
+}
+
+/* A float16 / bfloat16 region computes on float32 values: after the pipeline no node but a
+   Cast has a 16-bit output, the convolution fused as in float32, and the outputs are exactly
+   the float32 graph's (same values) rounded; against the per-node reference kernels (level 0:
+   each op rounds) they agree to the 16-bit type's precision. */
+static void test_f16_compute(void **state) {
+  (void)state;
+  float w[16 * 8 * 9], b[16], k[16], x[8 * 100];
+  for (size_t i = 0; i < sizeof w / sizeof *w; i++) w[i] = frand() * 0.3f;
+  for (size_t i = 0; i < 16; i++) b[i] = frand() * 0.5f, k[i] = frand();
+  for (size_t i = 0; i < 800; i++) x[i] = frand() * 2;
+  int64_t xd[] = {1, 8, 10, 10};
+  static const ge_dtype types[] = {GE_F16, GE_BF16};
+  for (size_t ti = 0; ti < 2; ti++) {
+    ge_dtype d = types[ti];
+    ge_graph *g16 = f16_net(d, d, w, b, k), *g32 = f16_net(GE_F32, d, w, b, k);
+    ge_tensor *x16 = half_tensor(d, d, xd, 4, x), *x32 = half_tensor(GE_F32, d, xd, 4, x);
+    /* the pipeline's graph */
+    ge_graph *opt = NULL;
+    assert_int_equal(ge_graph_clone(g16, NULL, &opt), GE_OK);
+    assert_int_equal(ge_graph_toposort(opt), GE_OK);
+    ge_pass_config cfg;
+    ge_pass_config_init(&cfg, 3);
+    assert_int_equal(ge_passes_run(opt, &cfg, NULL), GE_OK);
+    ge_pass_config_clear(&cfg);
+    for (size_t i = 0; i < opt->n_nodes; i++) {
+      const ge_node *n = &opt->nodes[i];
+      if (!strcmp(n->op_type, "Cast")) continue;
+      for (size_t o = 0; o < n->n_outputs; o++)
+        assert_int_not_equal(opt->values[n->outputs[o]].type.dtype, d);
+    }
+    assert_non_null(find_op(opt, "FusedConv"));
+    assert_int_equal(opt->values[opt->outputs[0]].type.dtype, d); /* the interface keeps its types */
+    ge_graph_free(opt);
+    ge_tensor *a[2] = {0}, *r[2] = {0}, *f[2] = {0};
+    run_level(g16, "3", x16, a);
+    run_level(g16, "0", x16, r);
+    run_level(g32, "3", x32, f);
+    assert_int_equal(a[0]->dtype, d);
+    assert_int_equal(a[1]->dtype, GE_F32);
+    const float *fy = f[0]->data, *fz = f[1]->data, *az = a[1]->data;
+    double tol = d == GE_F16 ? 4e-3 : 3e-2;
+    for (size_t i = 0; i < a[0]->numel; i++) {
+      uint16_t want = d == GE_F16 ? ge_f32_to_f16(fy[i]) : ge_f32_to_bf16(fy[i]);
+      assert_int_equal(((const uint16_t *)a[0]->data)[i], want);
+      /* z: the Relu's value leaves the region through a Cast back to d, then to float32 */
+      float zr = d == GE_F16 ? ge_f16_to_f32(ge_f32_to_f16(fz[i])) : ge_bf16_to_f32(ge_f32_to_bf16(fz[i]));
+      assert_true(az[i] == zr);
+      assert_true(fabs(half_at(a[0], i) - half_at(r[0], i)) <= tol * (1 + fabs(half_at(r[0], i))));
+    }
+    for (size_t i = 0; i < 2; i++) {
+      ge_tensor_free(a[i]);
+      ge_tensor_free(r[i]);
+      ge_tensor_free(f[i]);
+    }
+    ge_tensor_free(x16);
+    ge_tensor_free(x32);
+    ge_graph_free(g16);
+    ge_graph_free(g32);
+  }
+}
+
 static void test_fold_bn(void **state) {
   ge_graph *g = new_graph(0);
   int64_t d[] = {1, 3, 6, 6}, c[] = {4};
@@ -1008,7 +1122,7 @@ int main(void) {
       cmocka_unit_test(test_dce_cse),        cmocka_unit_test(test_chains),
       cmocka_unit_test(test_fold_bn),        cmocka_unit_test(test_matmul_add),
       cmocka_unit_test(test_act_fusion),     cmocka_unit_test(test_conv_sum),
-      cmocka_unit_test(test_matmul_sum),
+      cmocka_unit_test(test_matmul_sum),     cmocka_unit_test(test_f16_compute),
       cmocka_unit_test(test_gelu),           cmocka_unit_test(test_layernorm),
       cmocka_unit_test(test_attention),      cmocka_unit_test(test_attention_where),
       cmocka_unit_test(test_attention_transposes),      cmocka_unit_test(test_pipeline_config),
