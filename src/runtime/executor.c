@@ -356,6 +356,7 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
     run_threads = ge_thread_adapt_begin(p->adapt, &ticket);
   }
   if (run_threads == 1 && p->opts.intra_threads > 1) cap = ge_threads_one_enter();
+  ge_threads_run_begin(run_threads);
   if (env && env->ran_threads) *env->ran_threads = run_threads;
   ge_tensor *slots = w->slots;
   bool *owned = w->owned;
@@ -521,6 +522,7 @@ done:
     }
   }
   if (cap != -2) ge_threads_one_leave(cap);
+  ge_threads_run_end();
   if (ticket.threads) ge_thread_adapt_end(p->adapt, &ticket, st == GE_OK);
   ws_release(p, w);
   return st;

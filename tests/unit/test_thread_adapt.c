@@ -1,5 +1,6 @@
 /* The adaptive thread count (runtime/thread_adapt.h): its decisions on made-up run times,
  * and runs of a plan compiled for 2 threads taken on one thread through a session. */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <stdatomic.h>
 
@@ -183,6 +185,83 @@ static void test_one_thread_regions(void **state) {
   assert_int_equal(atomic_load(&chunks), 2);
 }
 
+/* ------------------------------------------------------------------ members on one CPU */
+
+static int staged_cpu;            /* the CPU every member is told it is on */
+static pid_t staged_caller;       /* the thread that opens the region */
+static _Atomic int caller_asked;  /* the caller's calls of staged_getcpu */
+
+/* The caller asks first (when it opens the region, then as a member); a team member waits
+   for both, so that it is the one that finds its CPU taken. */
+static int staged_getcpu(void) {
+  if (gettid() == staged_caller) {
+    atomic_fetch_add(&caller_asked, 1);
+  } else {
+    for (int i = 0; i < 1000000 && atomic_load(&caller_asked) < 2; i++) sched_yield();
+  }
+  return staged_cpu;
+}
+
+typedef struct member_seen {
+  _Atomic int cpu[2];
+  _Atomic pid_t tid[2];
+} member_seen;
+
+static void see_member(void *arg, size_t begin, size_t end) {
+  member_seen *m = arg;
+  for (size_t i = begin; i < end && i < 2; i++) {
+    atomic_store(&m->cpu[i], sched_getcpu());
+    atomic_store(&m->tid[i], gettid());
+  }
+}
+
+/* A team member that starts on the CPU of the thread that opened the region pins itself to
+   another allowed CPU, and pins the caller to its own; at the end of the run the caller gets
+   its own affinity back, the member keeps its CPU a while. */
+static void test_members_on_one_cpu_move_apart(void **state) {
+  (void)state;
+  cpu_set_t orig, now;
+  assert_int_equal(sched_getaffinity(0, sizeof orig, &orig), 0);
+  int c0 = -1, c1 = -1;
+  for (int c = 0; c < CPU_SETSIZE && c1 < 0; c++)
+    if (CPU_ISSET(c, &orig)) *(c0 < 0 ? &c0 : &c1) = c;
+  int prev = ge_threads_one_enter();
+  ge_threads_one_leave(prev);
+  if (c1 < 0 || c1 >= 64 || prev < 0) skip(); /* one CPU, or no OpenMP runtime (pthreads) */
+  member_seen m = {0};
+  ge_parallel_for(2, 2, see_member, &m); /* the team exists; outside a run nothing moves */
+  staged_cpu = c0;
+  staged_caller = gettid();
+  atomic_store(&caller_asked, 0);
+  ge_threads_spread_getcpu_for_tests(staged_getcpu);
+  ge_threads_run_begin(2); /* its empty region: the member is told it starts on c0 too */
+  ge_threads_spread_getcpu_for_tests(NULL);
+  ge_parallel_for(2, 2, see_member, &m);
+  pid_t member = atomic_load(&m.tid[1]);
+  assert_true(member != 0 && member != gettid());
+  assert_int_equal(atomic_load(&m.cpu[1]), c1); /* it runs on the other CPU */
+  assert_int_equal(sched_getaffinity(member, sizeof now, &now), 0);
+  assert_int_equal(CPU_COUNT(&now), 1);
+  assert_true(CPU_ISSET(c1, &now));
+  assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
+  assert_int_equal(CPU_COUNT(&now), 1);
+  assert_true(CPU_ISSET(c0, &now));
+  assert_int_equal(atomic_load(&m.cpu[0]), c0);
+  ge_threads_run_end();
+  assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
+  assert_true(CPU_EQUAL(&now, &orig)); /* the caller's own affinity again */
+  assert_int_equal(sched_getaffinity(member, sizeof now, &now), 0);
+  assert_int_equal(CPU_COUNT(&now), 1); /* the member keeps its CPU a while */
+  /* outside a run, members on one CPU stay there */
+  atomic_store(&caller_asked, 0);
+  ge_threads_spread_getcpu_for_tests(staged_getcpu);
+  ge_parallel_for(2, 2, see_member, &m);
+  ge_threads_spread_getcpu_for_tests(NULL);
+  assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
+  assert_true(CPU_EQUAL(&now, &orig));
+  sched_setaffinity(member, sizeof orig, &orig);
+}
+
 /* ------------------------------------------------------------------ through a session */
 
 /* x [1, 32, 28, 28] -> Conv3x3+Relu -> Conv1x1 -> MaxPool -> Flatten -> Gemm -> Softmax:
@@ -301,6 +380,7 @@ int main(void) {
       cmocka_unit_test(test_slow_host_keeps_threads),
       cmocka_unit_test(test_one_thread_plan),
       cmocka_unit_test(test_one_thread_regions),
+      cmocka_unit_test(test_members_on_one_cpu_move_apart),
       cmocka_unit_test(test_one_thread_runs_of_a_two_thread_plan),
       cmocka_unit_test(test_option_defaults),
   };

@@ -10,11 +10,13 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ir/ir.h"
@@ -64,15 +66,153 @@ typedef struct omp_job {
   void *arg;
   size_t n;
   const omp_rt *rt;
+  _Atomic uint64_t cpus; /* the CPUs (below 64) the team's members have started on */
+  pid_t caller;          /* the thread that opened the region, and its CPU then */
+  int caller_cpu;
 } omp_job;
+
+/* ---------------------------------------------------------------- members on one CPU
+ *
+ * An idle team member sleeps after the runtime's short spin, and a sleeping thread that is
+ * woken may be placed on its waker's CPU even where another CPU is idle (seen on a 2-vCPU VM).
+ * Once two threads of a run share a CPU they stay together: they take turns (each spins
+ * briefly at a barrier, then sleeps), so that CPU never holds two runnable threads for long
+ * and the load balancer sees nothing to move, and every wake-up places the wakee on its
+ * waker's CPU again.  Measured: MobileNetV2 at 2 threads, after the process idled 0.1 s, ran
+ * 4-5x slower (11-14 ms, ~110 voluntary context switches a run, against 2.5 ms and 1) for
+ * ~40 ms at a time.  So, inside a run (ge_threads_run_begin/_end), a member that starts on
+ * the CPU of another member of the same region pins itself to an allowed CPU none of them is
+ * on, and pins the region's caller to the CPU it opened the region on.  Every run opens an
+ * empty region first, so that members start apart before the first kernel.  At the run's
+ * end the caller gets its own affinity back; a team member (a thread of the OpenMP runtime,
+ * not the user's) keeps its CPU for a second, so that the next runs start apart (a member's
+ * first wake-up of a run would often put it on the caller's CPU again), and gets its own
+ * affinity back at the end of a run after that.  Outside a run (compiling, packing weights)
+ * nothing moves, nor where no allowed CPU is free (the user's pinning included).
+ * Process-wide switch: GE_SPREAD_THREADS=0. */
+
+#define PIN_MAX 64
+
+typedef struct pin_entry {
+  pid_t owner, tid; /* the run's calling thread, the thread pinned */
+  uint64_t at_ns;   /* when it was pinned (CLOCK_MONOTONIC) */
+  cpu_set_t orig;
+} pin_entry;
+
+#define PIN_MEMBER_NS 1000000000u /* how long a team member stays pinned */
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static pthread_once_t spread_once = PTHREAD_ONCE_INIT;
+static bool spread_on; /* written once, under spread_once */
+static int (*_Atomic spread_getcpu)(void) = sched_getcpu; /* a test may fake it */
+static _Thread_local int in_run; /* the calling thread's runs in progress (nested: subgraphs) */
+
+void ge_threads_spread_getcpu_for_tests(int (*getcpu)(void)) {
+  atomic_store(&spread_getcpu, getcpu ? getcpu : sched_getcpu);
+}
+static pthread_mutex_t pin_mu = PTHREAD_MUTEX_INITIALIZER;
+static pin_entry pins[PIN_MAX]; /* under pin_mu */
+static _Atomic int pin_count;   /* entries in pins */
+
+static void spread_init(void) {
+  const char *e = getenv("GE_SPREAD_THREADS");
+  spread_on = !(e && e[0] == '0');
+}
+
+static pid_t my_tid(void) {
+  static _Thread_local pid_t tid;
+  if (!tid) tid = gettid();
+  return tid;
+}
+
+/* Pins `tid` to `cpu` for the rest of owner's run; false where it could not.  Under pin_mu. */
+static bool pin_locked(pid_t owner, pid_t tid, int cpu) {
+  int n = atomic_load_explicit(&pin_count, memory_order_relaxed);
+  int at = -1;
+  for (int i = 0; i < n; i++)
+    if (pins[i].tid == tid) at = i;
+  if (at < 0) {
+    if (n >= PIN_MAX || sched_getaffinity(tid, sizeof pins[n].orig, &pins[n].orig) != 0) return false;
+    pins[n].owner = owner;
+    pins[n].tid = tid;
+    at = n;
+    atomic_store_explicit(&pin_count, n + 1, memory_order_release);
+  }
+  if (!CPU_ISSET(cpu, &pins[at].orig)) return false;
+  pins[at].owner = owner;
+  pins[at].at_ns = mono_ns();
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  return sched_setaffinity(tid, sizeof one, &one) == 0;
+}
+
+/* Marks the member's CPU in the region's set; where another member started there, pins this
+   member to a free allowed CPU and the region's caller to its own. */
+static void spread_member(omp_job *j) {
+  int cpu = atomic_load_explicit(&spread_getcpu, memory_order_relaxed)();
+  if (cpu < 0 || cpu >= 64) return;
+  uint64_t bit = (uint64_t)1 << cpu;
+  uint64_t had = atomic_fetch_or_explicit(&j->cpus, bit, memory_order_relaxed);
+  if (!(had & bit) || j->caller_cpu < 0) return;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  int to = -1;
+  for (int c = 0; c < 64 && to < 0; c++)
+    if (CPU_ISSET(c, &allowed) && !(had >> c & 1)) to = c;
+  if (to < 0) return;
+  pid_t self = my_tid();
+  pthread_mutex_lock(&pin_mu);
+  bool ok = self == j->caller || pin_locked(j->caller, j->caller, j->caller_cpu);
+  if (ok && pin_locked(j->caller, self, to))
+    atomic_fetch_or_explicit(&j->cpus, (uint64_t)1 << to, memory_order_relaxed);
+  pthread_mutex_unlock(&pin_mu);
+}
+
+static void spread_nothing(void *arg, size_t begin, size_t end) {
+  (void)arg;
+  (void)begin;
+  (void)end;
+}
+
+void ge_threads_run_begin(int threads) {
+  in_run++;
+  if (threads < 2) return;
+  pthread_once(&spread_once, spread_init);
+  if (spread_on) ge_parallel_for(threads, (size_t)threads, spread_nothing, NULL);
+}
+
+void ge_threads_run_end(void) {
+  if (in_run > 0) in_run--;
+  if (in_run > 0 || atomic_load_explicit(&pin_count, memory_order_acquire) == 0) return;
+  pid_t self = my_tid();
+  uint64_t now = mono_ns();
+  pthread_mutex_lock(&pin_mu);
+  int n = atomic_load_explicit(&pin_count, memory_order_relaxed), k = 0;
+  for (int i = 0; i < n; i++) {
+    bool caller = pins[i].tid == pins[i].owner;
+    if ((caller && pins[i].owner == self) || (!caller && now - pins[i].at_ns >= PIN_MEMBER_NS))
+      sched_setaffinity(pins[i].tid, sizeof pins[i].orig, &pins[i].orig); /* ESRCH: it exited */
+    else
+      pins[k++] = pins[i];
+  }
+  atomic_store_explicit(&pin_count, k, memory_order_release);
+  pthread_mutex_unlock(&pin_mu);
+}
 
 /* One team member: its share of [0, n) by the team's actual size (smaller than asked when
    nested in another parallel region). */
 static void omp_member(void *p) {
-  const omp_job *j = p;
+  omp_job *j = p;
   size_t t = (size_t)j->rt->num_threads(), i = (size_t)j->rt->thread_num();
   if (t < 1) t = 1;
   if (i >= t) return;
+  if (t > 1 && spread_on) spread_member(j);
   size_t base = j->n / t, rem = j->n % t;
   size_t begin = i * base + (i < rem ? i : rem), len = base + (i < rem ? 1 : 0);
   if (len) j->fn(j->arg, begin, begin + len);
@@ -90,7 +230,13 @@ void ge_parallel_for(int threads, size_t n, void (*fn)(void *arg, size_t begin, 
   }
   pthread_once(&omp_once, omp_lookup);
   if (omp_found.parallel) {
-    omp_job j = {.fn = fn, .arg = arg, .n = n, .rt = &omp_found};
+    pthread_once(&spread_once, spread_init);
+    omp_job j = {.fn = fn, .arg = arg, .n = n, .rt = &omp_found, .caller_cpu = -1};
+    atomic_init(&j.cpus, 0);
+    if (spread_on && in_run) { /* outside a run (compiling, packing weights) nothing moves */
+      j.caller = my_tid();
+      j.caller_cpu = atomic_load_explicit(&spread_getcpu, memory_order_relaxed)();
+    }
     omp_found.parallel(omp_member, &j, (unsigned)t, 0);
     return;
   }

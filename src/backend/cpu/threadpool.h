@@ -59,6 +59,21 @@ int ge_threads_one_enter(void);
 void ge_threads_one_ready(void);
 void ge_threads_one_leave(int prev);
 
+/* The calling thread starts a run of `threads` (nested calls: a subgraph's run inside its
+   caller's).  Inside a run, a team member that finds itself on the CPU of another member of
+   the same parallel region moves to a free allowed CPU (threadpool.c, "members on one CPU");
+   this opens an empty region of `threads` first, so that they start apart.  Nothing moves
+   where threads < 2 or GE_SPREAD_THREADS=0. */
+void ge_threads_run_begin(int threads);
+/* The end of the calling thread's run: gives back their own CPU affinity to the threads that
+   its regions pinned (the caller now; a team member one second after it was pinned).
+   Cheap where nothing is pinned. */
+void ge_threads_run_end(void);
+
+/* Tests: the function that tells a member its CPU (NULL: sched_getcpu), to stage members that
+   start on one CPU. */
+void ge_threads_spread_getcpu_for_tests(int (*getcpu)(void));
+
 /* Number of online CPUs (>= 1). */
 int ge_cpu_count(void);
 
