@@ -1,5 +1,6 @@
 /* The adaptive thread count (runtime/thread_adapt.h): its decisions on made-up run times,
  * and runs of a plan compiled for 2 threads taken on one thread through a session. */
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -215,9 +216,27 @@ static void see_member(void *arg, size_t begin, size_t end) {
   }
 }
 
+/* Another thread's run, in progress until other_state is 2. */
+static pthread_mutex_t other_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t other_cv = PTHREAD_COND_INITIALIZER;
+static int other_state; /* under other_mu: 1 its run has begun, 2 it may end */
+
+static void *other_run(void *arg) {
+  (void)arg;
+  ge_threads_run_begin(1);
+  pthread_mutex_lock(&other_mu);
+  other_state = 1;
+  pthread_cond_broadcast(&other_cv);
+  while (other_state != 2) pthread_cond_wait(&other_cv, &other_mu);
+  pthread_mutex_unlock(&other_mu);
+  ge_threads_run_end();
+  return NULL;
+}
+
 /* A team member that starts on the CPU of the thread that opened the region pins itself to
    another allowed CPU, and pins the caller to its own; at the end of the run the caller gets
-   its own affinity back, the member keeps its CPU a while. */
+   its own affinity back, the member keeps its CPU a while.  Nothing moves while another thread
+   has a run in progress, nor outside a run. */
 static void test_members_on_one_cpu_move_apart(void **state) {
   (void)state;
   cpu_set_t orig, now;
@@ -253,6 +272,28 @@ static void test_members_on_one_cpu_move_apart(void **state) {
   assert_true(CPU_EQUAL(&now, &orig)); /* the caller's own affinity again */
   assert_int_equal(sched_getaffinity(member, sizeof now, &now), 0);
   assert_int_equal(CPU_COUNT(&now), 1); /* the member keeps its CPU a while */
+  sched_setaffinity(member, sizeof orig, &orig);
+  /* while another thread has a run in progress, members on one CPU stay there */
+  pthread_t other;
+  assert_int_equal(pthread_create(&other, NULL, other_run, NULL), 0);
+  pthread_mutex_lock(&other_mu);
+  while (other_state != 1) pthread_cond_wait(&other_cv, &other_mu);
+  pthread_mutex_unlock(&other_mu);
+  atomic_store(&caller_asked, 0);
+  ge_threads_spread_getcpu_for_tests(staged_getcpu);
+  ge_threads_run_begin(2);
+  ge_threads_spread_getcpu_for_tests(NULL);
+  ge_parallel_for(2, 2, see_member, &m);
+  assert_int_equal(sched_getaffinity(0, sizeof now, &now), 0);
+  assert_true(CPU_EQUAL(&now, &orig));
+  assert_int_equal(sched_getaffinity(member, sizeof now, &now), 0);
+  assert_true(CPU_EQUAL(&now, &orig));
+  ge_threads_run_end();
+  pthread_mutex_lock(&other_mu);
+  other_state = 2;
+  pthread_cond_broadcast(&other_cv);
+  pthread_mutex_unlock(&other_mu);
+  pthread_join(other, NULL);
   /* outside a run, members on one CPU stay there */
   atomic_store(&caller_asked, 0);
   ge_threads_spread_getcpu_for_tests(staged_getcpu);

@@ -88,7 +88,9 @@ typedef struct omp_job {
  * not the user's) keeps its CPU for a second, so that the next runs start apart (a member's
  * first wake-up of a run would often put it on the caller's CPU again), and gets its own
  * affinity back at the end of a run after that.  Outside a run (compiling, packing weights)
- * nothing moves, nor where no allowed CPU is free (the user's pinning included).
+ * nothing moves, nor while another thread of the process has a run in progress (more threads
+ * than one run's to place: the scheduler's job), nor where no allowed CPU is free (the user's
+ * pinning included).
  * Process-wide switch: GE_SPREAD_THREADS=0. */
 
 #define PIN_MAX 64
@@ -111,6 +113,7 @@ static pthread_once_t spread_once = PTHREAD_ONCE_INIT;
 static bool spread_on; /* written once, under spread_once */
 static int (*_Atomic spread_getcpu)(void) = sched_getcpu; /* a test may fake it */
 static _Thread_local int in_run; /* the calling thread's runs in progress (nested: subgraphs) */
+static _Atomic int runs_inflight; /* the process's threads with a run in progress */
 
 void ge_threads_spread_getcpu_for_tests(int (*getcpu)(void)) {
   atomic_store(&spread_getcpu, getcpu ? getcpu : sched_getcpu);
@@ -181,14 +184,14 @@ static void spread_nothing(void *arg, size_t begin, size_t end) {
 }
 
 void ge_threads_run_begin(int threads) {
-  in_run++;
+  if (in_run++ == 0) atomic_fetch_add_explicit(&runs_inflight, 1, memory_order_relaxed);
   if (threads < 2) return;
   pthread_once(&spread_once, spread_init);
   if (spread_on) ge_parallel_for(threads, (size_t)threads, spread_nothing, NULL);
 }
 
 void ge_threads_run_end(void) {
-  if (in_run > 0) in_run--;
+  if (in_run > 0 && --in_run == 0) atomic_fetch_sub_explicit(&runs_inflight, 1, memory_order_relaxed);
   if (in_run > 0 || atomic_load_explicit(&pin_count, memory_order_acquire) == 0) return;
   pid_t self = my_tid();
   uint64_t now = mono_ns();
@@ -233,7 +236,9 @@ void ge_parallel_for(int threads, size_t n, void (*fn)(void *arg, size_t begin, 
     pthread_once(&spread_once, spread_init);
     omp_job j = {.fn = fn, .arg = arg, .n = n, .rt = &omp_found, .caller_cpu = -1};
     atomic_init(&j.cpus, 0);
-    if (spread_on && in_run) { /* outside a run (compiling, packing weights) nothing moves */
+    /* outside a run (compiling, packing weights) nothing moves, nor while other threads run
+       too (more threads than the run's: the scheduler's to place) */
+    if (spread_on && in_run && atomic_load_explicit(&runs_inflight, memory_order_relaxed) == 1) {
       j.caller = my_tid();
       j.caller_cpu = atomic_load_explicit(&spread_getcpu, memory_order_relaxed)();
     }

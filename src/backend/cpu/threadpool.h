@@ -63,7 +63,7 @@ void ge_threads_one_leave(int prev);
    caller's).  Inside a run, a team member that finds itself on the CPU of another member of
    the same parallel region moves to a free allowed CPU (threadpool.c, "members on one CPU");
    this opens an empty region of `threads` first, so that they start apart.  Nothing moves
-   where threads < 2 or GE_SPREAD_THREADS=0. */
+   where threads < 2, while another thread has a run in progress, or with GE_SPREAD_THREADS=0. */
 void ge_threads_run_begin(int threads);
 /* The end of the calling thread's run: gives back their own CPU affinity to the threads that
    its regions pinned (the caller now; a team member one second after it was pinned).
