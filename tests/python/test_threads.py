@@ -3,6 +3,7 @@ spinning once a run has returned.  Measured as process CPU time (user + system),
 every thread of the process, against wall time: behaviour, not speed."""
 import os
 import resource
+import subprocess
 import time
 
 import numpy as np
@@ -113,3 +114,28 @@ def test_adaptive_threads_default(ge, conv_model):
     assert st["adaptive"] and st["threads"] == 2 and st["runs"] == 3
     assert st["runs_one_thread"] <= st["runs"]
     assert not ge.InferenceSession(conv_model, threads=1).run_stats()["adaptive"]
+
+
+GE_BIN = os.environ.get("GE_BIN", os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "build", "ge"))
+
+
+def test_cli_threads_keep_their_cpus_with_omp_proc_bind(conv_model, tmp_path):
+    """The `ge` command runs itself again with a short spin bound; with OMP_PROC_BIND set, the
+    OpenMP runtime of the first image had bound the thread to one CPU, which the second image
+    inherited, so every thread of a 2-thread run shared that CPU.  Now the threads of a run are
+    bound to distinct CPUs (OMP_DISPLAY_AFFINITY prints each thread's)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU")
+    assert os.path.isfile(GE_BIN), "%s is missing: build it or set GE_BIN" % GE_BIN
+    path = tmp_path / "conv.onnx"
+    path.write_bytes(conv_model)
+    env = dict(os.environ, OMP_PROC_BIND="true", OMP_DISPLAY_AFFINITY="true")
+    env.pop("GOMP_SPINCOUNT", None)  # the package set it; without it the command runs itself again
+    env.pop("OMP_WAIT_POLICY", None)
+    r = subprocess.run([GE_BIN, "bench", str(path), "--threads", "2", "--iters", "2"],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    cpus = {ln.split("affinity", 1)[1].strip() for ln in (r.stdout + r.stderr).splitlines()
+            if ln.startswith("level 1 thread") and "affinity" in ln}
+    assert len(cpus) >= 2, "the run's threads were all bound to %s" % cpus
