@@ -158,11 +158,12 @@ static bool pin_locked(pid_t owner, pid_t tid, int cpu) {
 /* Marks the member's CPU in the region's set; where another member started there, pins this
    member to a free allowed CPU and the region's caller to its own. */
 static void spread_member(omp_job *j) {
+  if (j->caller_cpu < 0) return; /* not in a run of its own */
   int cpu = atomic_load_explicit(&spread_getcpu, memory_order_relaxed)();
   if (cpu < 0 || cpu >= 64) return;
   uint64_t bit = (uint64_t)1 << cpu;
   uint64_t had = atomic_fetch_or_explicit(&j->cpus, bit, memory_order_relaxed);
-  if (!(had & bit) || j->caller_cpu < 0) return;
+  if (!(had & bit)) return;
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
   int to = -1;
