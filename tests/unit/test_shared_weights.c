@@ -5,12 +5,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ge/ge.h"
+#include "backend/cpu/cpu_dispatch.h"
+#include "backend/cpu/fast/fast_kernels.h"
 #include "ir/ir.h"
 
 static ge_tensor *iota_f32(int64_t n) {
@@ -195,6 +198,91 @@ static void test_onnx_load_takes_raw_data(void **state) {
   unlink(path);
 }
 
+/* x [16, 256] -> MatMul(w) -> MatMul(w) -> MatMul(w2) -> y: w read by two nodes. */
+static ge_graph *tied_graph(void) {
+  ge_graph *g = NULL;
+  assert_int_equal(ge_graph_create("tied", &g), GE_OK);
+  assert_int_equal(ge_graph_set_opset(g, "", 17), GE_OK);
+  int64_t xd[] = {16, 256}, wd[] = {256, 256};
+  assert_int_equal(ge_graph_add_input(g, "x", GE_F32, xd, 2), GE_OK);
+  const char *names[] = {"w", "w2"};
+  for (int c = 0; c < 2; c++) {
+    ge_tensor *w = NULL;
+    assert_int_equal(ge_tensor_create(GE_F32, wd, 2, &w), GE_OK);
+    float *p = w->data;
+    for (int64_t i = 0; i < 256 * 256; i++) p[i] = (float)((i * 37 + c * 11) % 23 - 11) / 64.f;
+    assert_int_equal(ge_graph_add_constant(g, names[c], w), GE_OK);
+    ge_tensor_free(w);
+  }
+  const char *i1[] = {"x", "w"}, *o1[] = {"y1"}, *i2[] = {"y1", "w"}, *o2[] = {"y2"}, *i3[] = {"y2", "w2"},
+             *o3[] = {"y"};
+  assert_int_equal(ge_graph_add_node(g, "MatMul", "mm1", i1, 2, o1, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_node(g, "MatMul", "mm2", i2, 2, o2, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_node(g, "MatMul", "mm3", i3, 2, o3, 1, NULL, 0), GE_OK);
+  assert_int_equal(ge_graph_add_output(g, "y"), GE_OK);
+  return g;
+}
+
+static ge_tensor *tied_run(ge_session *s, const float **want) {
+  int64_t xd[] = {16, 256};
+  ge_tensor *x = NULL, *y = NULL;
+  assert_int_equal(ge_tensor_create(GE_F32, xd, 2, &x), GE_OK);
+  float *xp = x->data;
+  for (int64_t i = 0; i < 16 * 256; i++) xp[i] = (float)((i * 13) % 17 - 8) / 8.f;
+  ge_status st = ge_session_run_graph(s, 1, &x, 1, &y, 1);
+  if (st != GE_OK) fprintf(stderr, "%s\n", ge_last_error());
+  assert_int_equal(st, GE_OK);
+  /* the product in double precision */
+  static double a[16 * 256], b[16 * 256];
+  for (int64_t i = 0; i < 16 * 256; i++) a[i] = xp[i];
+  for (int layer = 0; layer < 3; layer++) {
+    const float *w = want[layer];
+    for (int r = 0; r < 16; r++)
+      for (int n = 0; n < 256; n++) {
+        double acc = 0;
+        for (int k = 0; k < 256; k++) acc += a[r * 256 + k] * (double)w[k * 256 + n];
+        b[r * 256 + n] = acc;
+      }
+    memcpy(a, b, sizeof a);
+  }
+  const float *yp = y->data;
+  for (int64_t i = 0; i < 16 * 256; i++) assert_true(fabs(yp[i] - a[i]) <= 1e-4 * (1.0 + fabs(a[i])));
+  ge_tensor_free(x);
+  return y;
+}
+
+/* Nodes that multiply by one constant hold one packed copy of it (fast/pgemm.c's shared
+   panels), across the sessions that run the graph too; a distinct constant has its own, and
+   the last node released frees it. */
+static void test_tied_weights_packed_once(void **state) {
+  (void)state;
+  if (!ge_cpu_avx512_fma()) skip(); /* oneDNN packs them instead */
+  const size_t one = (256 + 47) / 48 * 48 * 256 * sizeof(float); /* 6 panels of 48 columns */
+  size_t base = ge_pgemm_packed_bytes();
+  ge_graph *g = tied_graph();
+  const float *want[3] = {const_of(g, "w")->data, const_of(g, "w")->data, const_of(g, "w2")->data};
+  ge_session *s1 = NULL, *s2 = NULL;
+  assert_int_equal(ge_session_create(NULL, 0, &s1), GE_OK);
+  assert_int_equal(ge_session_add_graph(s1, 1, g), GE_OK);
+  ge_tensor *y1 = tied_run(s1, want);
+  assert_int_equal(ge_pgemm_packed_bytes() - base, 2 * one);
+  assert_int_equal(ge_session_create(NULL, 0, &s2), GE_OK);
+  assert_int_equal(ge_session_add_graph(s2, 1, g), GE_OK);
+  ge_tensor *y2 = tied_run(s2, want);
+  assert_int_equal(ge_pgemm_packed_bytes() - base, 2 * one);
+  assert_memory_equal(y1->data, y2->data, y1->nbytes);
+  ge_session_free(s1); /* the other session's nodes keep the blocks */
+  ge_tensor_free(y2);
+  y2 = tied_run(s2, want);
+  assert_memory_equal(y1->data, y2->data, y1->nbytes);
+  assert_int_equal(ge_pgemm_packed_bytes() - base, 2 * one);
+  ge_session_free(s2);
+  assert_int_equal(ge_pgemm_packed_bytes(), base);
+  ge_tensor_free(y1);
+  ge_tensor_free(y2);
+  ge_graph_free(g);
+}
+
 int main(void) {
   if (ge_initialize(NULL, 0) != GE_OK) return 1;
   const struct CMUnitTest tests[] = {
@@ -202,6 +290,7 @@ int main(void) {
       cmocka_unit_test(test_share_wrapped),
       cmocka_unit_test(test_graph_clone_shares),
       cmocka_unit_test(test_onnx_load_takes_raw_data),
+      cmocka_unit_test(test_tied_weights_packed_once),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   ge_finalize();

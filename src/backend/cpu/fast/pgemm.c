@@ -42,6 +42,8 @@
 #pragma GCC optimize("O3") /* the micro-kernel's row loops unroll into registers */
 #endif
 #include <float.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +99,81 @@ typedef struct pg_state {
   uint16_t *bp16;
   bool a16, c16, sum16;
   ge_amx_conv acv; /* a convolution on AMX: its window (K is then ge_amx_conv_k) */
+  struct pg_shared *shared; /* the packed B (bp or bp16) where other nodes share it, else NULL */
+  size_t pbytes;            /* bytes of the packed B */
 } pg_state;
+
+/* ---------------------------------------------------------------- packed weights, shared
+ *
+ * Nodes that multiply by the same constant (a layer applied twice, or ALBERT's 12 layers of
+ * one set of weights) share one packed copy of it, where the packing is the same: the plain
+ * float32 panels (MatMul, Gemm, 1x1 Conv) or the bf16 ones on AMX.  Before, every node packed
+ * its own: 60 MatMuls reading one 2.36 MB weight held 141 MB of panels (peak RSS 145.6 MiB,
+ * as for 60 distinct weights).  A block is found by the constant's address, its bytes'
+ * 64-bit hash (so that a freed constant whose address a new one takes is not mistaken for it)
+ * and every packing parameter; it lives while a node's state holds it (refs). */
+typedef struct pg_shared {
+  struct pg_shared *next;
+  const void *src;
+  uint64_t hash;
+  size_t K, N, bytes;
+  bool trans, amx;
+  float alpha;
+  int refs; /* under pg_share_mu */
+  void *mem;
+} pg_shared;
+
+static pthread_mutex_t pg_share_mu = PTHREAD_MUTEX_INITIALIZER;
+static pg_shared *pg_share_head; /* under pg_share_mu */
+static _Atomic size_t pg_packed_live;
+
+size_t ge_pgemm_packed_bytes(void) { return atomic_load(&pg_packed_live); }
+
+static uint64_t pg_hash(const void *p, size_t bytes) {
+  const unsigned char *b = p;
+  uint64_t h = 0x9e3779b97f4a7c15u ^ bytes;
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t v;
+    memcpy(&v, b + i, 8);
+    h = (h ^ v) * 0xff51afd7ed558ccdu;
+    h ^= h >> 32;
+  }
+  for (; i < bytes; i++) h = (h ^ b[i]) * 0x100000001b3u;
+  return h ^ (h >> 29);
+}
+
+static bool pg_share_match(const pg_shared *e, const pg_shared *k) {
+  return e->src == k->src && e->hash == k->hash && e->K == k->K && e->N == k->N && e->bytes == k->bytes &&
+         e->trans == k->trans && e->amx == k->amx && memcmp(&e->alpha, &k->alpha, sizeof e->alpha) == 0;
+}
+
+/* A block that matches *k, with one more reference; NULL where there is none.  Under pg_share_mu. */
+static pg_shared *pg_share_find(const pg_shared *k) {
+  for (pg_shared *e = pg_share_head; e; e = e->next)
+    if (pg_share_match(e, k)) {
+      e->refs++;
+      return e;
+    }
+  return NULL;
+}
+
+static void pg_share_drop(pg_shared *e) {
+  pthread_mutex_lock(&pg_share_mu);
+  bool last = --e->refs == 0;
+  if (last)
+    for (pg_shared **pp = &pg_share_head; *pp; pp = &(*pp)->next)
+      if (*pp == e) {
+        *pp = e->next;
+        break;
+      }
+  pthread_mutex_unlock(&pg_share_mu);
+  if (last) {
+    atomic_fetch_sub(&pg_packed_live, e->bytes);
+    ge_const_free(e->mem);
+    free(e);
+  }
+}
 
 /* Rows of C as stored: a Winograd convolution's output pixels (its M counts tiles), else M. */
 static size_t out_rows(const pg_state *s) { return s->wino ? (size_t)(s->n * s->oh * s->ow) : s->M; }
@@ -989,11 +1065,22 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   if (np > SIZE_MAX / PG_NR / K / sizeof(float) / nb) return decline(p, "too large");
   size_t bytes = amx ? ge_amx_packed_elems(K, N) * sizeof(uint16_t) : nb * np * K * PG_NR * sizeof(float);
   pg_state *s = calloc(1, sizeof *s);
-  void *bmem = s ? ge_const_alloc(bytes) : NULL;
-  float *bp = amx ? NULL : bmem;
   const float *w = p->in[1].value->data;
+  /* the plain panels (float32 or bf16) may be another node's already (pg_shared) */
+  bool shareable = !(amx && conv && geo.im2col) && (amx || (!geo.wino && !(conv && (geo.kh != 1 || geo.kw != 1))));
+  pg_shared key = {.src = w, .K = K, .N = N, .bytes = bytes, .trans = trans_b, .amx = amx, .alpha = alpha};
+  pg_shared *sh = NULL;
+  if (s && shareable) {
+    key.hash = pg_hash(w, K * N * sizeof(float));
+    pthread_mutex_lock(&pg_share_mu);
+    sh = pg_share_find(&key);
+    pthread_mutex_unlock(&pg_share_mu);
+  }
+  void *bmem = sh ? sh->mem : s ? ge_const_alloc(bytes) : NULL;
+  float *bp = amx ? NULL : bmem;
   bool packed = bmem != NULL;
-  if (packed && amx && conv && geo.im2col) packed = ge_amx_pack_conv(w, N, &geo.acv, bmem);
+  if (sh) { /* packed already */
+  } else if (packed && amx && conv && geo.im2col) packed = ge_amx_pack_conv(w, N, &geo.acv, bmem);
   else if (packed && amx) ge_amx_pack(w, K, N, trans_b, alpha, bmem);
   else if (packed && geo.wino) packed = pack_wino(w, K, N, wg_var(&geo), bp);
   else if (packed && conv && (geo.kh != 1 || geo.kw != 1)) packed = pack_taps(&geo, w, K, N, bp);
@@ -1006,8 +1093,36 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
     }
     packed = geo.bias_own != NULL;
   }
+  if (packed && !sh && shareable) { /* offer it to the nodes prepared later (or take one packed meanwhile) */
+    pg_shared *e = malloc(sizeof *e);
+    if (e) {
+      *e = key;
+      e->refs = 1;
+      e->mem = bmem;
+      pthread_mutex_lock(&pg_share_mu);
+      sh = pg_share_find(&key);
+      if (!sh) {
+        e->next = pg_share_head;
+        pg_share_head = e;
+        sh = e;
+      }
+      pthread_mutex_unlock(&pg_share_mu);
+      if (sh != e) {
+        free(e);
+        ge_const_free(bmem);
+        bmem = sh->mem;
+        bp = amx ? NULL : bmem;
+      } else {
+        atomic_fetch_add(&pg_packed_live, bytes);
+      }
+    }
+  } else if (packed && !sh) {
+    atomic_fetch_add(&pg_packed_live, bytes);
+  }
   if (!packed) {
-    ge_const_free(bmem);
+    if (sh) pg_share_drop(sh);
+    else ge_const_free(bmem);
+    free(geo.bias_own);
     free(s);
     return ge_prepare_fail(p, GE_ERR_OUT_OF_MEMORY, "packed matmul: out of memory (weights of %zu bytes)", bytes);
   }
@@ -1017,6 +1132,8 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   s->np = np;
   s->bp = bp;
   s->bp16 = amx ? bmem : NULL;
+  s->shared = sh;
+  s->pbytes = bytes;
   s->a16 = amx && p->in_layout && (p->in_layout[0] == GE_LAYOUT_BF16 || p->in_layout[0] == GE_LAYOUT_NHWC_BF16);
   s->c16 = amx && p->out_layout && (p->out_layout[0] == GE_LAYOUT_BF16 || p->out_layout[0] == GE_LAYOUT_NHWC_BF16);
   s->sum16 = amx && s->sum && p->in_layout &&
@@ -1102,8 +1219,13 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
 static void pg_release(void *state) {
   pg_state *s = state;
   if (!s) return;
-  ge_const_free(s->bp);
-  ge_const_free(s->bp16);
+  if (s->shared) {
+    pg_share_drop(s->shared);
+  } else {
+    atomic_fetch_sub(&pg_packed_live, s->pbytes);
+    ge_const_free(s->bp);
+    ge_const_free(s->bp16);
+  }
   free(s->bias_own);
   free(s);
 }
