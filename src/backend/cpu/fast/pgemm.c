@@ -55,6 +55,7 @@
 #include "backend/cpu/fast/fast_ops.h"
 #include "backend/cpu/threadpool.h"
 #include "compiler/layout.h"
+#include "frontend/gem.h"
 #include "ops/fused.h"
 #include "ops/nn_geom.h"
 #include "passes/pass.h"
@@ -128,20 +129,6 @@ static pg_shared *pg_share_head; /* under pg_share_mu */
 static _Atomic size_t pg_packed_live;
 
 size_t ge_pgemm_packed_bytes(void) { return atomic_load(&pg_packed_live); }
-
-static uint64_t pg_hash(const void *p, size_t bytes) {
-  const unsigned char *b = p;
-  uint64_t h = 0x9e3779b97f4a7c15u ^ bytes;
-  size_t i = 0;
-  for (; i + 8 <= bytes; i += 8) {
-    uint64_t v;
-    memcpy(&v, b + i, 8);
-    h = (h ^ v) * 0xff51afd7ed558ccdu;
-    h ^= h >> 32;
-  }
-  for (; i < bytes; i++) h = (h ^ b[i]) * 0x100000001b3u;
-  return h ^ (h >> 29);
-}
 
 static bool pg_share_match(const pg_shared *e, const pg_shared *k) {
   return e->src == k->src && e->hash == k->hash && e->K == k->K && e->N == k->N && e->bytes == k->bytes &&
@@ -1071,7 +1058,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   pg_shared key = {.src = w, .K = K, .N = N, .bytes = bytes, .trans = trans_b, .amx = amx, .alpha = alpha};
   pg_shared *sh = NULL;
   if (s && shareable) {
-    key.hash = pg_hash(w, K * N * sizeof(float));
+    key.hash = ge_gem_checksum(w, K * N * sizeof(float)); /* the offline model's 64-bit checksum */
     pthread_mutex_lock(&pg_share_mu);
     sh = pg_share_find(&key);
     pthread_mutex_unlock(&pg_share_mu);
