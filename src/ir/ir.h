@@ -84,6 +84,8 @@ struct ge_tensor {
 void *ge_aligned_alloc(size_t size);
 /* One core's L2 cache in bytes, as the OS reports it (sysconf); 1 MiB when it does not. */
 size_t ge_l2_cache_bytes(void);
+/* Nanoseconds on CLOCK_MONOTONIC. */
+uint64_t ge_now_ns(void);
 void ge_aligned_free(void *p);
 /* A packed constant (weights in a kernel's layout, kept for a plan's life): as ge_aligned_alloc,
    but blocks under 2 MiB share huge-page slabs (tensor.c) where GE_CONST_SLABS is 1.  Free with

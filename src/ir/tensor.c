@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ir/dtype_lowp.h"
@@ -445,6 +446,12 @@ ge_status ge_tensor_set_backing(ge_tensor *t, ge_file_ref *f, uint64_t off) {
 size_t ge_l2_cache_bytes(void) {
   long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
   return v > 0 ? (size_t)v : (size_t)1 << 20;
+}
+
+uint64_t ge_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The whole pages inside [data, data + nbytes): what eviction drops and a pin reads back. */

@@ -1,7 +1,6 @@
 /* The ordered pass table, levels, forced enables/disables and the per-pass report. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "passes/pass.h"
 
@@ -106,11 +105,7 @@ static bool pass_enabled(const ge_pass_config *cfg, const ge_pass *p) {
   return cfg->level >= 1 && cfg->level >= p->min_level;
 }
 
-static uint64_t now_usec(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+static uint64_t now_usec(void) { return ge_now_ns() / 1000u; }
 
 ge_status ge_passes_run(ge_graph *g, const ge_pass_config *cfg, ge_pass_report *report) {
   if (!g || !cfg) return ge_error(GE_ERR_INVALID_ARGUMENT, "ge_passes_run: NULL argument");

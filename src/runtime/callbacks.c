@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime/callbacks.h"
 
@@ -119,11 +118,7 @@ ge_status ge_callbacks_key(ge_callbacks *cb, size_t i, const char **key) {
   return GE_OK;
 }
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+static double now_ms(void) { return (double)ge_now_ns() / 1e6; }
 
 static uint64_t map_bytes(const ge_tensor_map *m) {
   uint64_t b = 0;

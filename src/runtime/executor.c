@@ -473,11 +473,11 @@ ge_status ge_plan_run_env(const ge_plan *p, ge_tensor *const *inputs, size_t n_i
     ge_kctx kc = {.node = s->node, .n_in = s->n_in, .n_out = s->n_out, .in = in_ptrs,
                   .out = out_ptrs, .threads = run_threads,
                   .exec = env ? env->fx : NULL};
-    uint64_t t0 = obs.obs ? ge_obs_now_ns() : 0;
+    uint64_t t0 = obs.obs ? ge_now_ns() : 0;
     st = s->k->run(s->state, &kc);
     if (st != GE_OK) goto done;
     if (obs.obs) {
-      st = ge_obs_step_done(&obs, si, t0, ge_obs_now_ns(), out_ptrs);
+      st = ge_obs_step_done(&obs, si, t0, ge_now_ns(), out_ptrs);
       if (st != GE_OK) goto done;
     }
     for (uint32_t d = 0; d < s->n_dead; d++) {

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "backend/kernel.h"
 #include "compiler/layout.h"
@@ -27,12 +26,6 @@ struct ge_observe {
   char dump_path[1024];
   atomic_uint_fast64_t runs;
 };
-
-uint64_t ge_obs_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int mkdir_p(const char *dir) {
   char buf[1200];

@@ -38,7 +38,6 @@ typedef struct ge_obs_run {
   char dump_dir[1100]; /* dumpPath/<run>, when dumping */
 } ge_obs_run;
 
-uint64_t ge_obs_now_ns(void);
 /* Starts a run's record (obs may be NULL: a no-op record).  Creates dumpPath/<run>/ where
    <run> is the session's run counter (0, 1, ...). */
 ge_status ge_obs_run_begin(ge_observe *obs, const ge_plan *p, ge_obs_run *r);

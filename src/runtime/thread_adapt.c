@@ -4,9 +4,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ir/error.h"
+#include "ir/ir.h"
 
 /* A probe of one thread switches when it beats the N-thread median by 15%; a probe of N
    threads switches back when it beats the one-thread median by 10%.  Probes of one thread
@@ -116,12 +116,6 @@ void ge_adapt_observe(ge_adapt_state *s, int threads, bool probe, uint64_t ns) {
    from start to end. */
 static _Atomic uint64_t g_inflight, g_started;
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 ge_status ge_thread_adapt_create(int threads, bool force_one, ge_thread_adapt **out) {
   *out = NULL;
   if (threads <= 1) return GE_OK;
@@ -152,12 +146,12 @@ int ge_thread_adapt_begin(ge_thread_adapt *a, ge_adapt_ticket *t) {
   } else {
     t->threads = atomic_load_explicit(&a->one_now, memory_order_relaxed) ? 1 : a->s.threads;
   }
-  t->t0 = now_ns();
+  t->t0 = ge_now_ns();
   return t->threads;
 }
 
 void ge_thread_adapt_end(ge_thread_adapt *a, ge_adapt_ticket *t, bool ok) {
-  uint64_t ns = now_ns() - t->t0;
+  uint64_t ns = ge_now_ns() - t->t0;
   atomic_fetch_sub(&g_inflight, 1);
   if (!t->held) return;
   /* alone throughout: no run started after this one */

@@ -16,7 +16,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ir/ir.h"
@@ -103,12 +102,6 @@ typedef struct pin_entry {
 
 #define PIN_MEMBER_NS 1000000000u /* how long a team member stays pinned */
 
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static pthread_once_t spread_once = PTHREAD_ONCE_INIT;
 static bool spread_on; /* written once, under spread_once */
 static int (*_Atomic spread_getcpu)(void) = sched_getcpu; /* a test may fake it */
@@ -148,7 +141,7 @@ static bool pin_locked(pid_t owner, pid_t tid, int cpu) {
   }
   if (!CPU_ISSET(cpu, &pins[at].orig)) return false;
   pins[at].owner = owner;
-  pins[at].at_ns = mono_ns();
+  pins[at].at_ns = ge_now_ns();
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
@@ -195,7 +188,7 @@ void ge_threads_run_end(void) {
   if (in_run > 0 && --in_run == 0) atomic_fetch_sub_explicit(&runs_inflight, 1, memory_order_relaxed);
   if (in_run > 0 || atomic_load_explicit(&pin_count, memory_order_acquire) == 0) return;
   pid_t self = my_tid();
-  uint64_t now = mono_ns();
+  uint64_t now = ge_now_ns();
   pthread_mutex_lock(&pin_mu);
   int n = atomic_load_explicit(&pin_count, memory_order_relaxed), k = 0;
   for (int i = 0; i < n; i++) {
