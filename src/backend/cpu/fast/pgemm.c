@@ -100,8 +100,7 @@ typedef struct pg_state {
   uint16_t *bp16;
   bool a16, c16, sum16;
   ge_amx_conv acv; /* a convolution on AMX: its window (K is then ge_amx_conv_k) */
-  struct pg_shared *shared; /* the packed B (bp or bp16) where other nodes share it, else NULL */
-  size_t pbytes;            /* bytes of the packed B */
+  struct pg_shared *packed; /* owns bp or bp16, shared with other nodes where it is listed */
 } pg_state;
 
 /* ---------------------------------------------------------------- packed weights, shared
@@ -112,7 +111,9 @@ typedef struct pg_state {
  * its own: 60 MatMuls reading one 2.36 MB weight held 141 MB of panels (peak RSS 145.6 MiB,
  * as for 60 distinct weights).  A block is found by the constant's address, its bytes'
  * 64-bit hash (so that a freed constant whose address a new one takes is not mistaken for it)
- * and every packing parameter; it lives while a node's state holds it (refs). */
+ * and every packing parameter; it lives while a node's state holds it (refs).  Every packed
+ * B is held through one, listed (found by later nodes) only where the packing is the plain
+ * one. */
 typedef struct pg_shared {
   struct pg_shared *next;
   const void *src;
@@ -120,7 +121,8 @@ typedef struct pg_shared {
   size_t K, N, bytes;
   bool trans, amx;
   float alpha;
-  int refs; /* under pg_share_mu */
+  int refs;   /* under pg_share_mu */
+  bool listed; /* in pg_share_head's list */
   void *mem;
 } pg_shared;
 
@@ -145,10 +147,41 @@ static pg_shared *pg_share_find(const pg_shared *k) {
   return NULL;
 }
 
+/* Holds the freshly packed `mem` (k's packing) for a node: listed where `list`, unless another
+   node listed the same packing meanwhile, whose block is then returned instead (mem freed).
+   NULL when out of memory (mem not freed). */
+static pg_shared *pg_share_hold(const pg_shared *k, void *mem, bool list) {
+  pg_shared *e = malloc(sizeof *e);
+  if (!e) return NULL;
+  *e = *k;
+  e->next = NULL;
+  e->refs = 1;
+  e->listed = false;
+  e->mem = mem;
+  pg_shared *other = NULL;
+  if (list) {
+    pthread_mutex_lock(&pg_share_mu);
+    other = pg_share_find(k);
+    if (!other) {
+      e->next = pg_share_head;
+      pg_share_head = e;
+      e->listed = true;
+    }
+    pthread_mutex_unlock(&pg_share_mu);
+  }
+  if (other) {
+    free(e);
+    ge_const_free(mem);
+    return other;
+  }
+  atomic_fetch_add(&pg_packed_live, e->bytes);
+  return e;
+}
+
 static void pg_share_drop(pg_shared *e) {
   pthread_mutex_lock(&pg_share_mu);
   bool last = --e->refs == 0;
-  if (last)
+  if (last && e->listed)
     for (pg_shared **pp = &pg_share_head; *pp; pp = &(*pp)->next)
       if (*pp == e) {
         *pp = e->next;
@@ -1080,31 +1113,9 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
     }
     packed = geo.bias_own != NULL;
   }
-  if (packed && !sh && shareable) { /* offer it to the nodes prepared later (or take one packed meanwhile) */
-    pg_shared *e = malloc(sizeof *e);
-    if (e) {
-      *e = key;
-      e->refs = 1;
-      e->mem = bmem;
-      pthread_mutex_lock(&pg_share_mu);
-      sh = pg_share_find(&key);
-      if (!sh) {
-        e->next = pg_share_head;
-        pg_share_head = e;
-        sh = e;
-      }
-      pthread_mutex_unlock(&pg_share_mu);
-      if (sh != e) {
-        free(e);
-        ge_const_free(bmem);
-        bmem = sh->mem;
-        bp = amx ? NULL : bmem;
-      } else {
-        atomic_fetch_add(&pg_packed_live, bytes);
-      }
-    }
-  } else if (packed && !sh) {
-    atomic_fetch_add(&pg_packed_live, bytes);
+  if (packed && !sh) { /* offered to the nodes prepared later (or one packed meanwhile taken) */
+    sh = pg_share_hold(&key, bmem, shareable);
+    packed = sh != NULL;
   }
   if (!packed) {
     if (sh) pg_share_drop(sh);
@@ -1117,10 +1128,9 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   s->K = K;
   s->N = N;
   s->np = np;
-  s->bp = bp;
-  s->bp16 = amx ? bmem : NULL;
-  s->shared = sh;
-  s->pbytes = bytes;
+  s->bp = amx ? NULL : sh->mem;
+  s->bp16 = amx ? sh->mem : NULL;
+  s->packed = sh;
   s->a16 = amx && p->in_layout && (p->in_layout[0] == GE_LAYOUT_BF16 || p->in_layout[0] == GE_LAYOUT_NHWC_BF16);
   s->c16 = amx && p->out_layout && (p->out_layout[0] == GE_LAYOUT_BF16 || p->out_layout[0] == GE_LAYOUT_NHWC_BF16);
   s->sum16 = amx && s->sum && p->in_layout &&
@@ -1206,13 +1216,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
 static void pg_release(void *state) {
   pg_state *s = state;
   if (!s) return;
-  if (s->shared) {
-    pg_share_drop(s->shared);
-  } else {
-    atomic_fetch_sub(&pg_packed_live, s->pbytes);
-    ge_const_free(s->bp);
-    ge_const_free(s->bp16);
-  }
+  if (s->packed) pg_share_drop(s->packed);
   free(s->bias_own);
   free(s);
 }
