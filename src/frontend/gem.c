@@ -72,22 +72,6 @@ ge_status ge_gem_header_add_shape(ge_gem_header *h, const char *name, const char
   return push_shape(h, s);
 }
 
-/* 64-bit multiply-xorshift over 8-byte words, then the tail bytes. */
-uint64_t ge_gem_checksum(const void *data, size_t size) {
-  const uint8_t *p = data;
-  uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)size;
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    uint64_t w;
-    memcpy(&w, p + i, 8);
-    h = (h ^ w) * 0x100000001b3ull;
-    h ^= h >> 29;
-  }
-  for (; i < size; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-  h ^= h >> 33;
-  return h;
-}
-
 static void put_u32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
@@ -249,7 +233,7 @@ ge_status ge_gem_parse(const void *data, size_t size, const char *label, ge_gem_
     ge_gem_header_clear(h);
     return st;
   }
-  if (ge_gem_checksum(p + off, (size_t)n) != sum) {
+  if (ge_hash64(p + off, (size_t)n) != sum) {
     st = ge_error(GE_ERR_PARSE, "%s: corrupt .gem file (payload checksum mismatch)", label);
     ge_gem_header_clear(h);
     return st;
@@ -268,7 +252,7 @@ ge_status ge_gem_save(const ge_graph *g, const ge_gem_header *h, const char *pat
   if (st != GE_OK) return ge_error_prefix(st, "%s: ", path);
   uint8_t *head = NULL;
   size_t head_n = 0;
-  st = ge_gem_header_encode(h, size, ge_gem_checksum(data, size), &head, &head_n);
+  st = ge_gem_header_encode(h, size, ge_hash64(data, size), &head, &head_n);
   if (st != GE_OK) {
     free(data);
     return ge_error_prefix(st, "%s: ", path);

@@ -8,7 +8,7 @@
  *   12      H bytes                     "key=value\n" lines: ge_version, precision, opt_level,
  *                                       input_shape (one line per --input-shape NAME:D,D,..)
  *   12+H    u64 P                       payload bytes
- *   20+H    u64 checksum                of the payload (ge_gem_checksum)
+ *   20+H    u64 checksum                of the payload (ge_hash64, ir.h)
  *   28+H    P bytes                     ONNX ModelProto of the optimized graph
  * The file ends exactly after the payload.  Anything else (truncation, a bad checksum, an
  * unknown format version, a different ge version) is GE_ERR_PARSE naming the file. */
@@ -40,9 +40,6 @@ void ge_gem_header_init(ge_gem_header *h, int precision_mode, int opt_level);
 /* Appends a copy of "NAME:D,D,..". */
 ge_status ge_gem_header_add_shape(ge_gem_header *h, const char *name, const char *dims);
 void ge_gem_header_clear(ge_gem_header *h);
-
-/* Checksum of the payload bytes. */
-uint64_t ge_gem_checksum(const void *data, size_t size);
 
 /* Serializes everything before the payload into a malloc'd buffer. */
 ge_status ge_gem_header_encode(const ge_gem_header *h, uint64_t payload_size,

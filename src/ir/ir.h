@@ -86,6 +86,10 @@ void *ge_aligned_alloc(size_t size);
 size_t ge_l2_cache_bytes(void);
 /* Nanoseconds on CLOCK_MONOTONIC. */
 uint64_t ge_now_ns(void);
+/* A 64-bit hash of size bytes (multiply-xorshift over 8-byte words, then the tail bytes): the
+   offline model's payload checksum (frontend/gem.h) and the key under which packed weights are
+   shared (fast/pgemm.c).  Its value is part of the .gem format: do not change it. */
+uint64_t ge_hash64(const void *data, size_t size);
 void ge_aligned_free(void *p);
 /* A packed constant (weights in a kernel's layout, kept for a plan's life): as ge_aligned_alloc,
    but blocks under 2 MiB share huge-page slabs (tensor.c) where GE_CONST_SLABS is 1.  Free with

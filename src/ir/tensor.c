@@ -454,6 +454,21 @@ uint64_t ge_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t ge_hash64(const void *data, size_t size) {
+  const uint8_t *p = data;
+  uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)size;
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < size; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  h ^= h >> 33;
+  return h;
+}
+
 /* The whole pages inside [data, data + nbytes): what eviction drops and a pin reads back. */
 static bool inner_pages(const shared_store *s, uintptr_t *lo, uintptr_t *hi) {
   long pg = sysconf(_SC_PAGESIZE);

@@ -20,7 +20,7 @@ static uint8_t *make_file(const ge_gem_header *h, const char *payload, size_t *s
   size_t pn = strlen(payload);
   uint8_t *head = NULL;
   size_t hn = 0;
-  assert_int_equal(ge_gem_header_encode(h, pn, ge_gem_checksum(payload, pn), &head, &hn), GE_OK);
+  assert_int_equal(ge_gem_header_encode(h, pn, ge_hash64(payload, pn), &head, &hn), GE_OK);
   uint8_t *f = malloc(hn + pn);
   assert_non_null(f);
   memcpy(f, head, hn);

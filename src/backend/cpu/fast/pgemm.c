@@ -55,7 +55,6 @@
 #include "backend/cpu/fast/fast_ops.h"
 #include "backend/cpu/threadpool.h"
 #include "compiler/layout.h"
-#include "frontend/gem.h"
 #include "ops/fused.h"
 #include "ops/nn_geom.h"
 #include "passes/pass.h"
@@ -1091,7 +1090,7 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   pg_shared key = {.src = w, .K = K, .N = N, .bytes = bytes, .trans = trans_b, .amx = amx, .alpha = alpha};
   pg_shared *sh = NULL;
   if (s && shareable) {
-    key.hash = ge_gem_checksum(w, K * N * sizeof(float)); /* the offline model's 64-bit checksum */
+    key.hash = ge_hash64(w, K * N * sizeof(float));
     pthread_mutex_lock(&pg_share_mu);
     sh = pg_share_find(&key);
     pthread_mutex_unlock(&pg_share_mu);
