@@ -49,10 +49,10 @@ size_t ge_fast_attn_softmax_rows(float *const *row, const void *const *mask, siz
    100 us at 1 thread; this about a fifth of that.  Threaded in 2048-pixel chunks.  Only where
    ge_fast_nchw3_usable(bf16) (AVX-512 F, BW and VL; for bf16 also AVX512-BF16). */
 bool ge_fast_nchw3_usable(bool bf16);
+void ge_fast_nchw3_to_nhwc(const float *x, void *y, size_t n, size_t hw, bool bf16, int threads);
 
 /* Bytes of packed weights that fast/pgemm.c's node states hold now (a block shared by several
    nodes counted once). */
 size_t ge_pgemm_packed_bytes(void);
-void ge_fast_nchw3_to_nhwc(const float *x, void *y, size_t n, size_t hw, bool bf16, int threads);
 
 #endif

@@ -1085,8 +1085,11 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   size_t bytes = amx ? ge_amx_packed_elems(K, N) * sizeof(uint16_t) : nb * np * K * PG_NR * sizeof(float);
   pg_state *s = calloc(1, sizeof *s);
   const float *w = p->in[1].value->data;
-  /* the plain panels (float32 or bf16) may be another node's already (pg_shared) */
-  bool shareable = !(amx && conv && geo.im2col) && (amx || (!geo.wino && !(conv && (geo.kh != 1 || geo.kw != 1))));
+  /* how B is packed; the plain panels (float32 or bf16) may be another node's already (pg_shared) */
+  enum { PK_AMX_CONV, PK_AMX, PK_WINO, PK_TAPS, PK_PLAIN } how =
+      amx ? (conv && geo.im2col ? PK_AMX_CONV : PK_AMX)
+          : geo.wino ? PK_WINO : conv && (geo.kh != 1 || geo.kw != 1) ? PK_TAPS : PK_PLAIN;
+  bool shareable = how == PK_AMX || how == PK_PLAIN;
   pg_shared key = {.src = w, .K = K, .N = N, .bytes = bytes, .trans = trans_b, .amx = amx, .alpha = alpha};
   pg_shared *sh = NULL;
   if (s && shareable) {
@@ -1098,12 +1101,15 @@ static ge_status pg_prepare(const ge_prepare_ctx *p, void **state) {
   void *bmem = sh ? sh->mem : s ? ge_const_alloc(bytes) : NULL;
   float *bp = amx ? NULL : bmem;
   bool packed = bmem != NULL;
-  if (sh) { /* packed already */
-  } else if (packed && amx && conv && geo.im2col) packed = ge_amx_pack_conv(w, N, &geo.acv, bmem);
-  else if (packed && amx) ge_amx_pack(w, K, N, trans_b, alpha, bmem);
-  else if (packed && geo.wino) packed = pack_wino(w, K, N, wg_var(&geo), bp);
-  else if (packed && conv && (geo.kh != 1 || geo.kw != 1)) packed = pack_taps(&geo, w, K, N, bp);
-  else if (packed) pack_b(w, K, N, trans_b, alpha, bp);
+  if (packed && !sh) { /* else packed already */
+    switch (how) {
+      case PK_AMX_CONV: packed = ge_amx_pack_conv(w, N, &geo.acv, bmem); break;
+      case PK_AMX: ge_amx_pack(w, K, N, trans_b, alpha, bmem); break;
+      case PK_WINO: packed = pack_wino(w, K, N, wg_var(&geo), bp); break;
+      case PK_TAPS: packed = pack_taps(&geo, w, K, N, bp); break;
+      case PK_PLAIN: pack_b(w, K, N, trans_b, alpha, bp); break;
+    }
+  }
   if (packed && bias && beta != 1.f) { /* gemm_geom: C is constant here */
     geo.bias_own = malloc(N * sizeof(float));
     if (geo.bias_own) {
