@@ -657,22 +657,38 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_input_m(const wg_
   }
 }
 
-/* M_e = V_e x U_e over a block's nt tiles for the GEMMs k in [k0, k1), each whole (GEMM k: the
-   elements of wg_group, which share U); during the last, GEMM k_next's weights are prefetched
-   (SIZE_MAX: none). */
-static void wg_gemms(const wg_job *g, size_t nt, const float *v, float *m, size_t k0, size_t k1, size_t k_next) {
+/* The GEMM that work item i is (the items are what the threads claim, ge_parallel_steal):
+   GEMM i, except for WG_S2, whose 16 GEMMs multiply 1, 2 or 4 elements' rows (wg_group).
+   There the even shares of 8 items that 2 threads start on hold 13 and 12 elements (in GEMM
+   order 10 and 15), larger GEMMs first and one-element ones last, the pieces that a thread
+   done first takes from the other's share.  In GEMM order the thread done first took the
+   4-element GEMM last and the other waited for it, long enough to fall asleep
+   (GOMP_SPINCOUNT) and then to be woken late for the output transform.  ResNet-50's
+   layer3.0.conv2 at 2 threads (scratch rdtsc in `ge bench`): the GEMMs took 1.69-1.74 M cycles
+   (2.72 M at 1 thread), and the output transform began 0.10-0.24 M cycles after them for
+   0.056 M of work; in this order the GEMMs take 1.41-1.49 M and the transform 0.07 M in all,
+   and the node 602-610 us against 709-726 (`ge profile` medians). */
+static size_t wg_item(const pg_state *s, size_t i) {
+  static const uint8_t s2_order[16] = {15, 3, 7, 0, 1, 2, 4, 5, 11, 12, 13, 14, 6, 8, 9, 10};
+  return s->ng != s->ne && i < 16 ? s2_order[i] : i;
+}
+
+/* M_e = V_e x U_e over a block's nt tiles for the work items i in [i0, i1) (wg_item: GEMM k,
+   whole, of the elements of wg_group, which share U); during the last, the weights of item
+   i_next's GEMM are prefetched (SIZE_MAX: none). */
+static void wg_gemms(const wg_job *g, size_t nt, const float *v, float *m, size_t i0, size_t i1, size_t i_next) {
   const pg_state *s0 = g->s;
   const size_t per_e = s0->np * s0->K * PG_NR; /* floats of one GEMM's panels */
-  for (size_t k = k0; k < k1; k++) {
-    size_t e, ne;
+  for (size_t i = i0; i < i1; i++) {
+    size_t e, ne, k = wg_item(s0, i);
     wg_group(s0, k, &e, &ne);
     pg_state se = *s0;
     se.M = ne * nt;
     se.bp = s0->bp + k * per_e;
     se.act = GE_ACT_NONE;
     pg_job j = {.s = &se, .A = v + e * nt * se.K, .C = m + e * nt * se.N};
-    size_t kn = k + 1 < k1 ? k + 1 : k_next;
-    pg_range(&j, 0, se.M, 0, se.np, kn != SIZE_MAX && se.K <= PG_KC ? s0->bp + kn * per_e : NULL);
+    size_t in = i + 1 < i1 ? i + 1 : i_next;
+    pg_range(&j, 0, se.M, 0, se.np, in != SIZE_MAX && se.K <= PG_KC ? s0->bp + wg_item(s0, in) * per_e : NULL);
   }
 }
 
