@@ -19,10 +19,10 @@ import os as _os
 
 # oneDNN's OpenMP threads spin after every kernel, by default for milliseconds, keeping cores
 # busy between runs; the bound is read when the OpenMP runtime loads, i.e. with libge below.
-# Unless the user chose a policy, spin briefly (0.05-0.1 ms, docs/options.md), then sleep; the
-# `ge` command sets the same (tools/ge/main.c).
+# Unless the user chose a policy, spin briefly (idle threads stay ready for 0.2-0.3 ms,
+# docs/options.md), then sleep; the `ge` command sets the same (tools/ge/main.c).
 if "OMP_WAIT_POLICY" not in _os.environ:
-    _os.environ.setdefault("GOMP_SPINCOUNT", "5000")
+    _os.environ.setdefault("GOMP_SPINCOUNT", "20000")
 
 from ._lib import (CallbackError, GeError, InternalError, InvalidArgument, NotFound,
                    OutOfMemory, ParseError, ShapeError, StateError, Unsupported, bfloat16,

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 
-#define GE_DEFAULT_SPINCOUNT "5000" /* python/ge/__init__.py sets the same */
+#define GE_DEFAULT_SPINCOUNT "20000" /* python/ge/__init__.py sets the same */
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -73,8 +73,8 @@ static void unbind_for_exec(void) {
 int main(int argc, char **argv) {
   /* oneDNN's OpenMP threads spin after each kernel, by default for milliseconds; the bound is
      read when the OpenMP runtime loads (before main).  Unless the user chose a policy, run
-     again with a short spin (GOMP_SPINCOUNT, 0.05-0.1 ms here: docs/options.md) after which
-     idle threads sleep. */
+     again with a short spin (GOMP_SPINCOUNT: idle threads stay ready 0.2-0.3 ms here,
+     docs/options.md) after which they sleep. */
   if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) {
     setenv("GOMP_SPINCOUNT", GE_DEFAULT_SPINCOUNT, 1);
     unbind_for_exec();
