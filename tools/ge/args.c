@@ -5,6 +5,9 @@
 
 #include "cli.h"
 #include "frontend/gem.h"
+#include "ir/ir.h"
+
+double ge_cli_now_ms(void) { return (double)ge_now_ns() / 1e6; }
 
 static int push_kv(ge_cli_kv **arr, size_t *n, const char *arg, char sep, const char *flag) {
   const char *p = strchr(arg, sep);

@@ -4,19 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "cli.h"
 #include "npy.h"
 
 #define GE_BENCH_DEFAULT_ITERS 100
 #define GE_BENCH_WARMUP 3
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -122,9 +115,9 @@ int ge_cli_bench(const ge_cli_args *a) {
   }
   double total = 0;
   for (int r = 0; r < GE_BENCH_WARMUP + iters; r++) {
-    double t0 = now_ms();
+    double t0 = ge_cli_now_ms();
     st = ge_session_run_graph(s, 1, ins, n_in, outs, n_out);
-    double t1 = now_ms();
+    double t1 = ge_cli_now_ms();
     for (size_t o = 0; o < n_out; o++) {
       ge_tensor_free(outs[o]);
       outs[o] = NULL;

@@ -36,6 +36,8 @@ ge_graph *ge_cli_load(const ge_cli_args *a);
 /* Input types for compilation: declared, with --input-shape overrides.  Returns a malloc'd
    array (one per non-constant input) or NULL after printing an error. */
 ge_type *ge_cli_input_types(const ge_graph *g, const ge_cli_args *a, bool dynamic_as_one);
+/* Milliseconds on CLOCK_MONOTONIC (ge_now_ns). */
+double ge_cli_now_ms(void);
 /* Prints "ge: <what>: <status>: <message>" to stderr. */
 void ge_cli_error(const char *what, ge_status st);
 

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "compiler/autodiff.h"
@@ -12,12 +11,6 @@
 #include "frontend/gem.h"
 #include "passes/pass.h"
 #include "runtime/options.h"
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Static shapes given with --input-shape become the graph's declared input types. */
 static int bake_input_shapes(ge_graph *g, const ge_cli_args *a) {
@@ -46,10 +39,10 @@ int ge_cli_compile(const ge_cli_args *a) {
     ge_cli_error("options", st);
     return 2;
   }
-  double t0 = now_ms();
+  double t0 = ge_cli_now_ms();
   ge_graph *g = ge_cli_load(a);
   if (!g) return 1;
-  double t_load = now_ms() - t0;
+  double t_load = ge_cli_now_ms() - t0;
   int rc = 0;
   ge_pass_report rep = {0};
   ge_gem_header h;
@@ -87,9 +80,9 @@ int ge_cli_compile(const ge_cli_args *a) {
   g->optimized = true;
   g->precision_mode = o.precision_mode;
   g->opt_level = o.opt_level;
-  double t1 = now_ms();
+  double t1 = ge_cli_now_ms();
   st = ge_gem_save(g, &h, out);
-  double t_save = now_ms() - t1;
+  double t_save = ge_cli_now_ms() - t1;
   if (st != GE_OK) {
     ge_cli_error("save", st);
     rc = 1;

@@ -6,16 +6,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "cli.h"
 #include "npy.h"
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* --stats: consumes Summary and Save data so that their metrics show. */
 static uint32_t stats_sink(uint32_t graph_id, const ge_tensor_map *m, void *user) { return 0; }
@@ -138,9 +131,9 @@ int ge_cli_run(const ge_cli_args *a) {
       ge_tensor_free(outs[o]);
       outs[o] = NULL;
     }
-    double t0 = now_ms();
+    double t0 = ge_cli_now_ms();
     st = ge_session_run_graph(s, 1, ins, n_in, outs, n_out);
-    double t1 = now_ms();
+    double t1 = ge_cli_now_ms();
     if (st != GE_OK) {
       ge_cli_error(a->model, st);
       goto done;
