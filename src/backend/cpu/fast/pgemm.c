@@ -572,15 +572,50 @@ typedef struct wg_job {
   const pg_state *s;
   const float *x, *bias, *sum;
   float *y, *buf;
-  size_t tb;  /* tiles per block: a block's V and M, [ne][tiles][C] each, lie at buf + block * ne * tb * (Cin + Cout) */
+  size_t tb; /* tiles per block: a block's V and M, [ne][tiles][C] each, lie in a slot of buf of
+                ne * tb * (Cin + Cout) floats (wg_v) */
+  _Atomic unsigned long long busy; /* blocked mode: the slots in use, one bit each */
 } wg_job;
+
+/* Blocked mode keeps one slot of V and M per thread, not one per block: a thread's next block
+   reuses the slot its last one left in L2 instead of writing its transformed tiles to lines
+   that come from L3 or memory.  (One per block, ResNet-50's 56x56 layers (4 blocks) wrote
+   4 MiB of V and M a layer at 1 thread.)  ResNet-50 at 1 thread, scratch rdtsc over 53 runs:
+   its F(4x4) input transforms 92-95 -> 70-72 M cycles, their GEMMs 377-388 -> 347-363.  A
+   claim takes the lowest free slot; the blocks are shared by as many threads as
+   there are slots (at most 64), so that no claim finds them all taken. */
+#define WG_MAX_SLOTS 64
+static size_t wg_slots(const pg_state *s, size_t tb, int threads) {
+  size_t nb = (s->M + tb - 1) / tb, t = threads > 1 ? (size_t)threads : 1;
+  if (t > WG_MAX_SLOTS) t = WG_MAX_SLOTS;
+  return nb < t ? nb : t;
+}
+/* floats of scratch a run takes (wg_run's buf) */
+static size_t wg_buf_floats(const pg_state *s, int threads) {
+  size_t tb = wg_tiles_per_block(s);
+  return wg_slots(s, tb, threads) * (size_t)s->ne * tb * (s->K + s->N);
+}
+static unsigned wg_slot_take(wg_job *g) {
+  unsigned long long b = atomic_load_explicit(&g->busy, memory_order_relaxed);
+  for (;;) {
+    unsigned k = (unsigned)__builtin_ctzll(~b); /* a free one: claims <= slots <= 64 */
+    if (atomic_compare_exchange_weak_explicit(&g->busy, &b, b | (1ull << k), memory_order_acquire,
+                                              memory_order_relaxed))
+      return k;
+  }
+}
+static void wg_slot_give(wg_job *g, unsigned k) {
+  atomic_fetch_and_explicit(&g->busy, ~(1ull << k), memory_order_release);
+}
 
 static size_t wg_block_tiles(const wg_job *g, size_t blk) {
   size_t t0 = blk * g->tb;
   return g->s->M - t0 < g->tb ? g->s->M - t0 : g->tb;
 }
-static float *wg_v(const wg_job *g, size_t blk) { return g->buf + blk * (size_t)g->s->ne * g->tb * (g->s->K + g->s->N); }
-static float *wg_m(const wg_job *g, size_t blk, size_t nt) { return wg_v(g, blk) + (size_t)g->s->ne * nt * g->s->K; }
+static float *wg_v(const wg_job *g, size_t slot) {
+  return g->buf + slot * (size_t)g->s->ne * g->tb * (g->s->K + g->s->N);
+}
+static float *wg_m(const wg_job *g, size_t slot, size_t nt) { return wg_v(g, slot) + (size_t)g->s->ne * nt * g->s->K; }
 
 /* Tile t's image and the top-left pixel of its m x m outputs (its input tile's is that times the
    stride, less the padding). */
@@ -644,12 +679,50 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_at(const __m512 *
   y[3 * st2] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.f), d34, d12), x[5 * st]);
 }
 
-/* V[e][t - tb][c] = (B^T d B)[e] for tiles [t0, t1) of the block starting at tile tb, of nt tiles,
-   16 channels at a time; d is the tile's a x a input pixels.  var: the variant (WG_F2, ..). */
+/* One tile's transform, 16 channels at a time: V[e][c] at v + e * es + c for the elements e
+   (wg_pos) of B^T d B, d being the tile's a x a input pixels: pixel (i, j) at x0 + i * rs +
+   j * C where `inside` (the whole tile within the image), else at px[i][j] (NULL: padding).
+   B^T d is taken a column at a time into q, then (B^T d) B a row of q at a time.  For 6x6
+   tiles a column's 6 pixels are loaded at a time (a dozen vectors live instead of 72; q,
+   spilled, stays in L1); up to 5x5 all the pixels first, which keeps more loads in flight.
+   ResNet-50 at 1 thread (scratch rdtsc, 53 runs): the F(4x4) input transforms took 92-95 M
+   cycles with every 6x6 tile's 36 pixels loaded first through a table of their addresses,
+   64-66 M this way with the V slots of wg_slots.  What is left is mostly V's stores to L2: in
+   a scratch benchmark 228 cycles a tile and 16 channels with V in L2, 104 with V in L1. */
+PG_TARGET static inline __attribute__((always_inline)) void wg_input_tile(const float *x0, size_t rs,
+                                                                           const float *const (*px)[6], size_t C,
+                                                                           float *v, size_t es, const int var,
+                                                                           const bool inside) {
+  const int a = wg_ai(var);
+  for (size_t c = 0; c < C; c += 16) {
+    __mmask16 mk = ge_fast_cols_mask(C - c, 0);
+    __m512 q[6][6], d[6][6];
+#define WG_LD(i, j)                                                                                        \
+  (d[i][j] = inside ? _mm512_maskz_loadu_ps(mk, x0 + (i) * rs + (j) * C + c)                               \
+                    : px[i][j] ? _mm512_maskz_loadu_ps(mk, px[i][j] + c) : _mm512_setzero_ps())
+    if (a <= 5) /* up to 5x5: all the loads first (more of them in flight), else a column's at a time */
+      _Pragma("GCC unroll 6") for (int i = 0; i < a; i++)
+        _Pragma("GCC unroll 6") for (int j = 0; j < a; j++) WG_LD(i, j);
+    _Pragma("GCC unroll 6") for (int j = 0; j < a; j++) {
+      if (a > 5) _Pragma("GCC unroll 6") for (int i = 0; i < a; i++) WG_LD(i, j);
+      wg_bt(&d[0][j], 6, &q[0][j], 6, var); /* B^T d, by columns */
+    }
+#undef WG_LD
+    _Pragma("GCC unroll 6") for (int i = 0; i < a; i++) { /* (B^T d) B, by rows */
+      __m512 o[6];
+      wg_bt(q[i], 1, o, 1, var);
+      _Pragma("GCC unroll 6") for (int j = 0; j < a; j++)
+        _mm512_mask_storeu_ps(v + (size_t)wg_pos(var, i, j) * es + c, mk, o[j]);
+    }
+  }
+}
+
+/* V[e][t - tb][c] = (B^T d B)[e] for tiles [t0, t1) of the block starting at tile tb, of nt tiles
+   (wg_input_tile).  var: the variant (WG_F2, ..). */
 PG_TARGET static inline __attribute__((always_inline)) void wg_input_m(const wg_job *g, size_t tb, size_t nt, float *v,
                                                                         size_t t0, size_t t1, const int var) {
   const pg_state *s = g->s;
-  const size_t C = s->K;
+  const size_t C = s->K, rs = (size_t)s->w * C;
   const int a = wg_ai(var);
   for (size_t t = t0; t < t1; t++) {
     size_t n;
@@ -657,25 +730,19 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_input_m(const wg_
     wg_tile(s, t, &n, &iy0, &ix0);
     iy0 = iy0 * s->sh - s->pt;
     ix0 = ix0 * s->sw - s->pl;
+    float *vt = v + (t - tb) * C;
+    if (iy0 >= 0 && ix0 >= 0 && iy0 + a <= s->h && ix0 + a <= s->w) {
+      wg_input_tile(g->x + (size_t)((n * s->h + iy0) * s->w + ix0) * C, rs, NULL, C, vt, nt * C, var, true);
+      continue;
+    }
     const float *px[6][6];
-    for (int i = 0; i < a; i++)
-      for (int j = 0; j < a; j++) {
+    _Pragma("GCC unroll 6") for (int i = 0; i < a; i++)
+      _Pragma("GCC unroll 6") for (int j = 0; j < a; j++) {
         int64_t iy = iy0 + i, ix = ix0 + j;
         px[i][j] = iy < 0 || iy >= s->h || ix < 0 || ix >= s->w ? NULL
                                                                 : g->x + (size_t)((n * s->h + iy) * s->w + ix) * C;
       }
-    for (size_t c = 0; c < C; c += 16) {
-      __mmask16 mk = ge_fast_cols_mask(C - c, 0);
-      __m512 d[6][6], q[6][6], o[6];
-      for (int i = 0; i < a; i++)
-        for (int j = 0; j < a; j++) d[i][j] = px[i][j] ? _mm512_maskz_loadu_ps(mk, px[i][j] + c) : _mm512_setzero_ps();
-      for (int j = 0; j < a; j++) wg_bt(&d[0][j], 6, &q[0][j], 6, var); /* B^T d, by columns */
-      for (int i = 0; i < a; i++) {                                     /* (B^T d) B, by rows */
-        wg_bt(q[i], 1, o, 1, var);
-        for (int j = 0; j < a; j++)
-          _mm512_mask_storeu_ps(v + ((size_t)wg_pos(var, i, j) * nt + t - tb) * C + c, mk, o[j]);
-      }
-    }
+    wg_input_tile(NULL, 0, (const float *const (*)[6])px, C, vt, nt * C, var, false);
   }
 }
 
@@ -714,48 +781,75 @@ static void wg_gemms(const wg_job *g, size_t nt, const float *v, float *m, size_
   }
 }
 
-/* Y = A^T M A for tiles [t0, t1) of the block starting at tile tb, of nt tiles, plus the bias
-   and the residual, then the activation; each tile gives m x m output pixels. */
+/* One tile's outputs, 16 channels at a time: Y = A^T M A plus the bias and the residual, then
+   the activation, from M[e][c] at mt + e * es + c (the elements e as wg_pos places them); output
+   pixel (i, j) at y0 + i * rs + j * N where `inside` (all m x m within the image), else at
+   py[i][j] (NULL: past the edge).  A^T M a column at a time, as wg_input_tile takes B^T d
+   (ResNet-50's F(4x4) output transforms 44-46 -> 37-39 M cycles, as there). */
+PG_TARGET static inline __attribute__((always_inline)) void wg_output_tile(const wg_job *g, const float *mt, size_t es,
+                                                                            float *y0, size_t rs, float *const (*py)[4],
+                                                                            const int var, const bool inside) {
+  const pg_state *s = g->s;
+  const size_t N = s->N;
+  const int a = wg_ai(var), m = wg_mo(var);
+  const bool relu = s->act == GE_ACT_RELU; /* in registers; the others after each pixel is stored */
+  for (size_t k = 0; k < N; k += 16) {
+    __mmask16 mk = ge_fast_cols_mask(N - k, 0);
+    __m512 q[4][6], e[6][6];
+#define WG_LD(i, j) (e[i][j] = _mm512_maskz_loadu_ps(mk, mt + (size_t)wg_pos(var, i, j) * es + k))
+    if (a <= 5) /* as wg_input_tile */
+      _Pragma("GCC unroll 6") for (int i = 0; i < a; i++)
+        _Pragma("GCC unroll 6") for (int j = 0; j < a; j++) WG_LD(i, j);
+    _Pragma("GCC unroll 6") for (int j = 0; j < a; j++) { /* A^T M, by columns */
+      if (a > 5) _Pragma("GCC unroll 6") for (int i = 0; i < a; i++) WG_LD(i, j);
+      wg_at(&e[0][j], 6, &q[0][j], 6, var);
+    }
+#undef WG_LD
+    __m512 bv = g->bias ? _mm512_maskz_loadu_ps(mk, g->bias + k) : _mm512_setzero_ps();
+    _Pragma("GCC unroll 6") for (int i = 0; i < m; i++) { /* (A^T M) A, by rows */
+      __m512 o[4];
+      wg_at(q[i], 1, o, 1, var);
+      _Pragma("GCC unroll 6") for (int j = 0; j < m; j++) {
+        float *yp = inside ? y0 + i * rs + j * N : py[i][j];
+        if (!inside && !yp) continue;
+        __m512 r = _mm512_add_ps(o[j], bv);
+        if (g->sum) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mk, g->sum + (yp - g->y) + k));
+        if (relu) r = _mm512_max_ps(r, _mm512_setzero_ps());
+        _mm512_mask_storeu_ps(yp + k, mk, r);
+      }
+    }
+  }
+  if (s->act != GE_ACT_NONE && !relu)
+    _Pragma("GCC unroll 6") for (int i = 0; i < m; i++)
+      _Pragma("GCC unroll 6") for (int j = 0; j < m; j++) {
+        float *yp = inside ? y0 + i * rs + j * N : py[i][j];
+        if (yp) ge_fo_act_inplace(s->act, s->p0, s->p1, yp, N);
+      }
+}
+
+/* Y for tiles [t0, t1) of the block starting at tile tb, of nt tiles (wg_output_tile); each tile
+   gives m x m output pixels. */
 PG_TARGET static inline __attribute__((always_inline)) void wg_output_m(const wg_job *g, size_t tb, size_t nt,
                                                                          const float *mb, size_t t0, size_t t1,
                                                                          const int var) {
   const pg_state *s = g->s;
   const size_t N = s->N;
-  const int a = wg_ai(var), m = wg_mo(var);
-  const bool relu = s->act == GE_ACT_RELU; /* in registers; the others after each pixel is stored */
+  const int m = wg_mo(var);
   for (size_t t = t0; t < t1; t++) {
     size_t n;
     int64_t oy0, ox0;
     wg_tile(s, t, &n, &oy0, &ox0);
+    const float *mt = mb + (t - tb) * N;
+    float *y0 = g->y + (size_t)((n * s->oh + oy0) * s->ow + ox0) * N;
+    if (oy0 + m <= s->oh && ox0 + m <= s->ow) {
+      wg_output_tile(g, mt, nt * N, y0, (size_t)s->ow * N, NULL, var, true);
+      continue;
+    }
     float *py[4][4];
     for (int i = 0; i < m; i++)
       for (int j = 0; j < m; j++)
-        py[i][j] = oy0 + i < s->oh && ox0 + j < s->ow ? g->y + (size_t)((n * s->oh + oy0 + i) * s->ow + ox0 + j) * N
-                                                      : NULL;
-    for (size_t k = 0; k < N; k += 16) {
-      __mmask16 mk = ge_fast_cols_mask(N - k, 0);
-      __m512 e[6][6], q[4][6], o[4];
-      for (int i = 0; i < a; i++)
-        for (int j = 0; j < a; j++)
-          e[i][j] = _mm512_maskz_loadu_ps(mk, mb + ((size_t)wg_pos(var, i, j) * nt + t - tb) * N + k);
-      for (int j = 0; j < a; j++) wg_at(&e[0][j], 6, &q[0][j], 6, var); /* A^T M, by columns */
-      __m512 bv = g->bias ? _mm512_maskz_loadu_ps(mk, g->bias + k) : _mm512_setzero_ps();
-      for (int i = 0; i < m; i++) { /* (A^T M) A, by rows */
-        wg_at(q[i], 1, o, 1, var);
-        for (int j = 0; j < m; j++) {
-          float *yp = py[i][j];
-          if (!yp) continue;
-          __m512 r = _mm512_add_ps(o[j], bv);
-          if (g->sum) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mk, g->sum + (yp - g->y) + k));
-          if (relu) r = _mm512_max_ps(r, _mm512_setzero_ps());
-          _mm512_mask_storeu_ps(yp + k, mk, r);
-        }
-      }
-    }
-    if (s->act != GE_ACT_NONE && !relu)
-      for (int i = 0; i < m; i++)
-        for (int j = 0; j < m; j++)
-          if (py[i][j]) ge_fo_act_inplace(s->act, s->p0, s->p1, py[i][j], N);
+        py[i][j] = oy0 + i < s->oh && ox0 + j < s->ow ? y0 + (size_t)(i * s->ow + j) * N : NULL;
+    wg_output_tile(g, mt, nt * N, NULL, 0, (float *const (*)[4])py, var, false);
   }
 }
 
@@ -788,25 +882,27 @@ static void wg_output_chunk(void *arg, size_t t0, size_t t1) {
 
 /* blocked mode: each block whole (its V and M stay in cache), the blocks shared by the threads */
 static void wg_block_claim(void *arg, size_t b0, size_t b1, size_t next) {
-  const wg_job *g = arg;
+  wg_job *g = arg;
   (void)next; /* the weights stay in cache: nothing to prefetch */
+  unsigned slot = wg_slot_take(g);
   for (size_t blk = b0; blk < b1; blk++) {
     size_t tb = blk * g->tb, nt = wg_block_tiles(g, blk);
-    float *v = wg_v(g, blk), *m = wg_m(g, blk, nt);
+    float *v = wg_v(g, slot), *m = wg_m(g, slot, nt);
     wg_in(g, tb, nt, v, tb, tb + nt);
     wg_gemms(g, nt, v, m, 0, (size_t)g->s->ng, SIZE_MAX);
     wg_out(g, tb, nt, m, tb, tb + nt);
   }
+  wg_slot_give(g, slot);
 }
 
-/* The whole Winograd convolution of one run; buf holds V and M (ne * tiles * (Cin + Cout)
-   floats, tiles = s->M). */
+/* The whole Winograd convolution of one run; buf holds V and M (wg_buf_floats(s, threads)). */
 static void wg_run(const pg_state *s, int threads, const float *x, const float *bias, const float *sum, float *y,
                    float *buf) {
   wg_job g = {.s = s, .x = x, .bias = bias, .sum = sum, .y = y, .buf = buf, .tb = wg_tiles_per_block(s)};
+  atomic_init(&g.busy, 0ull);
   size_t nb = (s->M + g.tb - 1) / g.tb;
   if (nb > 1) {
-    ge_parallel_steal(threads, nb, 1, 0, wg_block_claim, &g);
+    ge_parallel_steal((int)wg_slots(s, g.tb, threads), nb, 1, 0, wg_block_claim, &g);
     return;
   }
   /* (ge_parallel_for runs on the caller alone for one thread, and takes at most one a tile) */
@@ -1218,7 +1314,8 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   /* the gathered A (Winograd: V and M), in this thread's scratch */
   const float *a = A->data;
   float *col = NULL;
-  size_t coln = s->wino ? (size_t)s->ne * s->M * (s->K + s->N) : s->M * s->K;
+  int wt = s->wino ? ge_fo_threads(ctx->threads, 32 * s->M * s->N * s->K, (size_t)2 << 20) : 1;
+  size_t coln = s->wino ? wg_buf_floats(s, wt) : s->M * s->K;
   if (s->im2col || s->wino) {
     col = ge_cpu_thread_scratch(coln * sizeof(float));
     if (!col)
@@ -1230,7 +1327,7 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
     a = col;
   }
   if (s->wino) {
-    wg_run(s, ge_fo_threads(ctx->threads, 32 * s->M * s->N * s->K, (size_t)2 << 20), A->data, bias,
+    wg_run(s, wt, A->data, bias,
            Sum ? Sum->data : NULL, C->data, col);
     return GE_OK;
   }
