@@ -243,10 +243,23 @@ typedef struct pg_blk {
   const float *cin;    /* the accumulators start from this block (C for a K block after the
                           first, the residual for the first), or from zero when NULL */
   const float *bias;   /* at col0 when this is the last K block, else NULL */
+  int act;             /* applied in registers before C is stored: PG_ACT_* (the last K block) */
+  float lo, hi;        /* PG_ACT_CLIP's bounds */
   const char *pf;      /* next cache line of the next panel to prefetch, or NULL */
   const char *pf_end;
   int pf_per2;         /* lines prefetched per two k-steps */
 } pg_blk;
+
+/* The activations the micro-kernels apply in registers, as the element-wise kernels compute them
+   (ew.c: Relu x > 0 ? x : 0, Clip min(hi, max(lo, x)) keeping NaN); the others run over the
+   stored block (ge_fo_act_inplace).  Before, Relu and Clip also did, a call per row of 48
+   columns. */
+enum { PG_ACT_NONE, PG_ACT_RELU, PG_ACT_CLIP };
+PG_TARGET static inline __attribute__((always_inline)) __m512 pg_act(const pg_blk *j, __m512 v) {
+  if (j->act == PG_ACT_RELU) return _mm512_max_ps(v, _mm512_setzero_ps());
+  if (j->act == PG_ACT_CLIP) return _mm512_min_ps(_mm512_set1_ps(j->hi), _mm512_max_ps(_mm512_set1_ps(j->lo), v));
+  return v;
+}
 
 /* MR rows (1..8) x NV column vectors (1..3: a last panel of at most 16 or 32 valid columns
    skips the vectors past them), constants at each call site so that the loops unroll. */
@@ -310,6 +323,12 @@ PG_TARGET static inline __attribute__((always_inline)) void ukernel(pg_blk *j, c
       if (nv > 2) c2[i] = _mm512_add_ps(c2[i], v2);
     }
   }
+  if (j->act != PG_ACT_NONE)
+    _Pragma("GCC unroll 8") for (int i = 0; i < mr; i++) {
+      c0[i] = pg_act(j, c0[i]);
+      if (nv > 1) c1[i] = pg_act(j, c1[i]);
+      if (nv > 2) c2[i] = pg_act(j, c2[i]);
+    }
   _Pragma("GCC unroll 8") for (int i = 0; i < mr; i++) {
     float *cr = j->c + (size_t)i * j->ldc;
     _mm512_mask_storeu_ps(cr, j->m0, c0[i]);
@@ -359,7 +378,7 @@ PG_TARGET static inline __attribute__((always_inline)) void ukernel_few(pg_blk *
   _Pragma("GCC unroll 2") for (int i = 0; i < mr; i++) _Pragma("GCC unroll 3") for (int q = 0; q < nv; q++) {
     __m512 v = _mm512_add_ps(c[0][i][q], c[1][i][q]);
     if (j->bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m[q], j->bias + 16 * q));
-    _mm512_mask_storeu_ps(j->c + (size_t)i * j->ldc + 16 * q, m[q], v);
+    _mm512_mask_storeu_ps(j->c + (size_t)i * j->ldc + 16 * q, m[q], pg_act(j, v));
   }
 }
 
@@ -442,6 +461,9 @@ static void pg_range(const pg_job *g, size_t r0, size_t r1, size_t q0, size_t q1
         pg_blk j = {.lda = K, .b = panel, .kc = kc, .ldc = N, .m0 = ge_fast_cols_mask(nn, 0),
                     .m1 = ge_fast_cols_mask(nn, 16), .m2 = ge_fast_cols_mask(nn, 32),
                     .bias = last_k && g->bias ? g->bias + n0 : NULL,
+                    .act = !last_k ? PG_ACT_NONE : s->act == GE_ACT_RELU ? PG_ACT_RELU
+                                                 : s->act == GE_ACT_CLIP ? PG_ACT_CLIP : PG_ACT_NONE,
+                    .lo = s->p0, .hi = s->p1,
                     .pf = (const char *)next, .pf_end = next ? (const char *)(next + next_kc * PG_NR) : NULL,
                     .pf_per2 = per2};
         for (size_t bi = 0; bi < blocks; bi++) {
@@ -455,7 +477,7 @@ static void pg_range(const pg_job *g, size_t r0, size_t r1, size_t q0, size_t q1
           ukernel_mr(&j, mr);
           if (last_k && (s->act == GE_ACT_GELU || s->act == GE_ACT_GELU_TANH))
             gelu_block(j.c, N, mr, j.m0, j.m1, j.m2, s->act == GE_ACT_GELU_TANH);
-          else if (last_k && s->act != GE_ACT_NONE)
+          else if (last_k && s->act != GE_ACT_NONE && j.act == PG_ACT_NONE)
             for (size_t i = 0; i < mr; i++) ge_fo_act_inplace(s->act, s->p0, s->p1, j.c + i * N, nn);
         }
       }
