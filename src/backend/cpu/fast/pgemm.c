@@ -251,13 +251,18 @@ typedef struct pg_blk {
 } pg_blk;
 
 /* The activations the micro-kernels apply in registers, as the element-wise kernels compute them
-   (ew.c: Relu x > 0 ? x : 0, Clip min(hi, max(lo, x)) keeping NaN); the others run over the
+   (ew.c: Relu x > 0 ? x : 0, Clip (x < lo ? lo : x) then (> hi ? hi : that), NaN kept); the others run over the
    stored block (ge_fo_act_inplace).  Before, Relu and Clip also did, a call per row of 48
    columns. */
 enum { PG_ACT_NONE, PG_ACT_RELU, PG_ACT_CLIP };
 PG_TARGET static inline __attribute__((always_inline)) __m512 pg_act(const pg_blk *j, __m512 v) {
-  if (j->act == PG_ACT_RELU) return _mm512_max_ps(v, _mm512_setzero_ps());
-  if (j->act == PG_ACT_CLIP) return _mm512_min_ps(_mm512_set1_ps(j->hi), _mm512_max_ps(_mm512_set1_ps(j->lo), v));
+  /* compares and blends, not max/min, whose operands the compiler may swap (NaN, -0) */
+  if (j->act == PG_ACT_RELU) return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
+  if (j->act == PG_ACT_CLIP) {
+    const __m512 lo = _mm512_set1_ps(j->lo), hi = _mm512_set1_ps(j->hi);
+    v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
+    return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
+  }
   return v;
 }
 
