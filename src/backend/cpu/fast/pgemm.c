@@ -250,10 +250,10 @@ typedef struct pg_blk {
   int pf_per2;         /* lines prefetched per two k-steps */
 } pg_blk;
 
-/* The activations the micro-kernels apply in registers, as the element-wise kernels compute them
-   (ew.c: Relu x > 0 ? x : 0, Clip (x < lo ? lo : x) then (> hi ? hi : that), NaN kept); the others run over the
-   stored block (ge_fo_act_inplace).  Before, Relu and Clip also did, a call per row of 48
-   columns. */
+/* The activations the micro-kernels apply in registers, as the element-wise kernels compute
+   them (ew.c: Relu x > 0 ? x : 0; Clip x < lo ? lo : x, then > hi ? hi : that, NaN kept); the
+   others run over the stored block (ge_fo_act_inplace), as Relu and Clip did before, a call
+   per row of 48 columns. */
 enum { PG_ACT_NONE, PG_ACT_RELU, PG_ACT_CLIP };
 PG_TARGET static inline __attribute__((always_inline)) __m512 pg_act(const pg_blk *j, __m512 v) {
   /* compares and blends, not max/min, whose operands the compiler may swap (NaN, -0) */
@@ -1363,9 +1363,14 @@ static ge_status pg_run(const void *state, ge_kctx *ctx) {
   size_t flops = 2 * s->M * s->N * s->K, stream = 16 * s->N * s->K;
   int t = ge_fo_threads(ctx->threads, flops > stream ? flops : stream, (size_t)2 << 20);
   pg_job g = {.s = s, .A = a, .C = C->data, .bias = bias, .sum = Sum ? Sum->data : NULL};
-  /* a small weight: pieces of at least PG_ROWS_MIN rows, 1-4 a thread (pg_rows_claim) */
+  /* a small weight: pieces of at least PG_ROWS_MIN rows, 1-2 a thread (pg_rows_claim).  Each
+     piece reads the whole weight, from L2 after the first.  Up to 4 a thread cut ResNet-50's
+     14x14 1x1 layers (196 rows) at 2 threads into 8 pieces of 24-25 rows, which took 1.04x the
+     time of 4 pieces of 49 (`ge profile`, the 12 layers' sum); the model at 2 threads took
+     1.018-1.029x (`ge bench` p50, paired medians of 12-16 alternations).  With a spin loop on
+     the other core, 4 pieces did as well as 8 (0.990). */
   size_t per = t > 1 ? s->M / (PG_ROWS_MIN * (size_t)t) : 0;
-  if (per > 4) per = 4;
+  if (per > 2) per = 2;
   if (per >= 1 && s->K * s->N * sizeof(float) <= PG_ROWS_MAX_W) {
     g.pieces = per * (size_t)t;
     ge_parallel_steal(t, g.pieces, 1, 0, pg_rows_claim, &g);
