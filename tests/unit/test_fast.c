@@ -862,14 +862,15 @@ static void pgemm_case(const char *op, int64_t b0, int64_t M, int64_t K, int64_t
   for (int i = 0; i < 3; i++) ge_tensor_free(in[i]);
 }
 
-/* FusedMatMul [M x K] x [K x N] whose A has a NaN in row 5 and whose bias has one in column 7:
+/* FusedMatMul [M x K] x [K x N] (N > 7) whose A has a NaN in its last row and whose bias has one
+   in column 7:
    the packed kernel's activations in registers (Relu, Clip) must treat them as the reference
    does (Relu: 0, Clip: NaN).  The packed kernel alone: oneDNN's Clip post-op (the next
    candidate) gives the lower bound for NaN. */
 static void pgemm_nan_case(int64_t M, int64_t K, int64_t N, const char *act, const float *params, size_t np) {
   int64_t ad[2] = {M, K}, bd[2] = {K, N}, cd[1] = {N};
   ge_tensor *in[3] = {rand_t(ad, 2, 1.f), rand_t(bd, 2, 0.1f), rand_t(cd, 1, 1.f)};
-  ((float *)in[0]->data)[5 * K + 3] = NAN;
+  ((float *)in[0]->data)[(M - 1) * K + 3] = NAN;
   ((float *)in[2]->data)[7] = NAN;
   ge_attr at[2] = {GE_ATTR_STRING("activation", act)};
   size_t na = 1;
