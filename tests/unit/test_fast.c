@@ -333,10 +333,13 @@ static void test_cnn_channels_last(void **unused) {
   check_cnn_with(build_strided_cnn, 7, 128, 14, 14, 384, 2);
   check_cnn_with(build_strided_cnn, 7, 96, 13, 11, 500, 3);
   /* 1x1 convolutions of 196 and 210 pixels with 256 and 272 channels and a residual (c3), which
-     pgemm takes up to 256 pixels where both channel counts are 256 or more */
+     pgemm takes up to 256 pixels where both channel counts are 32 or more; and with 40 and 33
+     channels (MobileNetV2's 14x14 stage has 64-576) */
   check_cnn_with(build_strided_cnn, 7, 16, 28, 28, 256, 2);
   check_cnn_with(build_strided_cnn, 7, 8, 27, 29, 272, 3);
   check_cnn_with(build_strided_cnn, 7, 8, 27, 29, 272, 1);
+  check_cnn_with(build_strided_cnn, 7, 8, 28, 28, 40, 2);
+  check_cnn_with(build_strided_cnn, 7, 5, 27, 29, 33, 3);
   /* 3x3 convolutions of 196 and 165 pixels: Winograd F(2x2, 3x3) (fast/pgemm.c) */
   check_cnn(16, 14, 14, 32, 2);
   check_cnn(24, 15, 11, 40, 1);

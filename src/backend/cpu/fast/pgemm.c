@@ -1016,11 +1016,15 @@ static ge_status gemm_geom(const ge_prepare_ctx *p, bool amx, size_t *M, size_t 
    PG_CONV1_MIN_KN runs here up to PG_CONV1_MAX_M pixels: ResNet-50's 14x14 1x1 layers (256 <->
    1024 channels), per-node minima against oneDNN's brgemm: 0.94-0.99 at 1 thread, 0.85-0.97 at
    2 (the row split: each core keeps its own pixels from layer to layer), the model 0.994 and
-   0.974.  With few channels on one side oneDNN stays faster: MobileNetV2's 14x14 expansions
-   (64 or 96 -> 384 or 576 channels) were 1.11-1.19x slower here at 1 thread, its projections
-   1.01-1.05x. */
+   0.974.  From 32 channels on: MobileNetV2's 14x14 expansions and projections (64 or 96 <->
+   384 or 576 channels) were 1.11-1.19x and 1.01-1.05x slower here than on oneDNN at 1 thread,
+   before the micro-kernel took two k-steps a turn and applied Clip in registers; since, the
+   model in `make bench`'s pattern (bench.py, 60 rounds, two runs each way) reads ge/ort 0.81
+   and 0.81 at 2 threads against 0.85 and 0.84 with 256 (the depthwise convolutions between
+   them find their rows in the core that wrote them), 0.81 against 0.80-0.81 at 1 thread;
+   GoogLeNet 0.74 against 0.73 at 2 threads, and 0.987 / 0.989 of its `ge profile` time. */
 #define PG_CONV1_MAX_M 256
-#define PG_CONV1_MIN_KN 256
+#define PG_CONV1_MIN_KN 32
 /* More pixels than that, up to 20 x 20 an image, a 3x3 stride-1 convolution runs by Winograd
    F(2x2, 3x3) here (wg_run), larger ones by F(4x4) below.  Against oneDNN, per-layer minima
    alternating builds: ResNet-50's 14x14x256 layers 8.7 -> 6.7 ms (1 thread), 6.0 -> 4.6 (2
