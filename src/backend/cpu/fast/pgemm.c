@@ -250,20 +250,27 @@ typedef struct pg_blk {
   int pf_per2;         /* lines prefetched per two k-steps */
 } pg_blk;
 
-/* The activations the micro-kernels apply in registers, as the element-wise kernels compute
-   them (ew.c: Relu x > 0 ? x : 0; Clip x < lo ? lo : x, then > hi ? hi : that, NaN kept); the
-   others run over the stored block (ge_fo_act_inplace), as Relu and Clip did before, a call
-   per row of 48 columns. */
+/* The activations applied in registers before a result is stored (the micro-kernels' C, the
+   Winograd output transform's pixels), as the element-wise kernels compute them (ew.c: Relu
+   x > 0 ? x : 0; Clip x < lo ? lo : x, then > hi ? hi : that, NaN kept); the others run over
+   the stored values (ge_fo_act_inplace), as Relu and Clip did before in the micro-kernels, a
+   call per row of 48 columns. */
 enum { PG_ACT_NONE, PG_ACT_RELU, PG_ACT_CLIP };
-PG_TARGET static inline __attribute__((always_inline)) __m512 pg_act(const pg_blk *j, __m512 v) {
+static inline int pg_act_kind(ge_fused_act act) {
+  return act == GE_ACT_RELU ? PG_ACT_RELU : act == GE_ACT_CLIP ? PG_ACT_CLIP : PG_ACT_NONE;
+}
+PG_TARGET static inline __attribute__((always_inline)) __m512 pg_act_apply(int act, float lo, float hi, __m512 v) {
   /* compares and blends, not max/min, whose operands the compiler may swap (NaN, -0) */
-  if (j->act == PG_ACT_RELU) return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
-  if (j->act == PG_ACT_CLIP) {
-    const __m512 lo = _mm512_set1_ps(j->lo), hi = _mm512_set1_ps(j->hi);
-    v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
-    return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
+  if (act == PG_ACT_RELU) return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);
+  if (act == PG_ACT_CLIP) {
+    const __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
+    v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, l, _CMP_LT_OQ), l);
+    return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, h, _CMP_GT_OQ), h);
   }
   return v;
+}
+PG_TARGET static inline __attribute__((always_inline)) __m512 pg_act(const pg_blk *j, __m512 v) {
+  return pg_act_apply(j->act, j->lo, j->hi, v);
 }
 
 /* MR rows (1..8) x NV column vectors (1..3: a last panel of at most 16 or 32 valid columns
@@ -466,8 +473,7 @@ static void pg_range(const pg_job *g, size_t r0, size_t r1, size_t q0, size_t q1
         pg_blk j = {.lda = K, .b = panel, .kc = kc, .ldc = N, .m0 = ge_fast_cols_mask(nn, 0),
                     .m1 = ge_fast_cols_mask(nn, 16), .m2 = ge_fast_cols_mask(nn, 32),
                     .bias = last_k && g->bias ? g->bias + n0 : NULL,
-                    .act = !last_k ? PG_ACT_NONE : s->act == GE_ACT_RELU ? PG_ACT_RELU
-                                                 : s->act == GE_ACT_CLIP ? PG_ACT_CLIP : PG_ACT_NONE,
+                    .act = last_k ? pg_act_kind(s->act) : PG_ACT_NONE,
                     .lo = s->p0, .hi = s->p1,
                     .pf = (const char *)next, .pf_end = next ? (const char *)(next + next_kc * PG_NR) : NULL,
                     .pf_per2 = per2};
@@ -819,7 +825,7 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_output_tile(const
   const pg_state *s = g->s;
   const size_t N = s->N;
   const int a = wg_ai(var), m = wg_mo(var);
-  const bool relu = s->act == GE_ACT_RELU; /* in registers; the others after each pixel is stored */
+  const int act = pg_act_kind(s->act); /* in registers; the others after each pixel is stored */
   for (size_t k = 0; k < N; k += 16) {
     __mmask16 mk = ge_fast_cols_mask(N - k, 0);
     __m512 q[4][6], e[6][6];
@@ -841,12 +847,12 @@ PG_TARGET static inline __attribute__((always_inline)) void wg_output_tile(const
         if (!inside && !yp) continue;
         __m512 r = _mm512_add_ps(o[j], bv);
         if (g->sum) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mk, g->sum + (yp - g->y) + k));
-        if (relu) r = _mm512_max_ps(r, _mm512_setzero_ps());
+        r = pg_act_apply(act, s->p0, s->p1, r);
         _mm512_mask_storeu_ps(yp + k, mk, r);
       }
     }
   }
-  if (s->act != GE_ACT_NONE && !relu)
+  if (s->act != GE_ACT_NONE && act == PG_ACT_NONE)
     _Pragma("GCC unroll 6") for (int i = 0; i < m; i++)
       _Pragma("GCC unroll 6") for (int j = 0; j < m; j++) {
         float *yp = inside ? y0 + i * rs + j * N : py[i][j];
